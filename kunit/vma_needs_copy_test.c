@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for vma_needs_copy(), the decision at the top of
+ * copy_page_range(): does fork() copy this vma's page tables into the
+ * child, or leave them empty for page faults to refill?
+ *
+ * Since 2.6.14 ("Lazy page table copies in fork()", d992895ba2b2) fork
+ * skips every vma whose ptes a fault can rebuild from the page cache or
+ * from shmem. Each exception to that rule came from a bug, and each row
+ * of the table below says what a wrong answer would bring back.
+ *
+ * The vmas are built the way mmap() builds them: vm_area_alloc() on an
+ * mm from mm_alloc(), the file's own ->mmap() (or shmem_zero_setup() for
+ * shared anonymous memory), insert_vm_struct(), and anon_vma_prepare()
+ * where the row says the parent has touched private pages. The child's
+ * vma is a vm_area_dup() of the parent's, as in dup_mmap(). One mmput()
+ * tears all of it down.
+ *
+ *   FORKLAB_VMA_START                   + FORKLAB_VMA_PAGES pages
+ *   |<----------------- parent vma (one row) ----------------->|
+ *
+ * The mm holds that one vma and no page at all: only the decision runs.
+ */
+
+#include <kunit/test.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/rmap.h>
+#include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
+#include <linux/userfaultfd_k.h>
+
+#include "../internal.h"
+
+#define FORKLAB_VMA_START	0x10000000UL
+#define FORKLAB_VMA_PAGES	4
+#define FORKLAB_VMA_SIZE	(FORKLAB_VMA_PAGES * PAGE_SIZE)
+
+/* The vm_flags that mmap() gives each kind of mapping (see do_mmap()). */
+#define PRIVATE_RW	(VM_READ | VM_WRITE | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC)
+#define PRIVATE_RO	(VM_READ | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC)
+#define SHARED_RW	(PRIVATE_RW | VM_SHARED | VM_MAYSHARE)
+/* MAP_SHARED of a file opened O_RDONLY: VM_MAYSHARE without VM_SHARED. */
+#define SHARED_RO	(VM_READ | VM_MAYREAD | VM_MAYEXEC | VM_MAYSHARE)
+/* What remap_pfn_range() adds to the vma it maps. */
+#define PFNMAP		(VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP)
+
+enum vma_backing {
+	PRIVATE_ANON,	/* MAP_PRIVATE | MAP_ANONYMOUS: no file, no vm_ops */
+	SHARED_ANON,	/* MAP_SHARED | MAP_ANONYMOUS: shmem_zero_setup() */
+	SHMEM_FILE,	/* a tmpfs file, mapped through its own ->mmap() */
+};
+
+struct vma_needs_copy_case {
+	const char *desc;
+	vm_flags_t flags;		/* the parent's vma */
+	enum vma_backing backing;
+	bool anon_vma;			/* the parent has private (COWed) pages */
+	bool dst_uffd_wp;		/* the child kept uffd-wp (EVENT_FORK) */
+	bool copy;			/* expected decision */
+};
+
+static const struct vma_needs_copy_case vma_needs_copy_cases[] = {
+	/*
+	 * Never touched: there is nothing to copy, a fault gives the child
+	 * the zero page. Copying would only redo 2.6.13's walk of empty
+	 * page tables.
+	 */
+	{ "private anon, untouched", PRIVATE_RW, PRIVATE_ANON,
+	  false, false, false },
+	/*
+	 * The parent's anonymous pages live only in its page tables. If we
+	 * skip them, the child reads zeros where the parent wrote data:
+	 * the anon_vma rule of d992895ba2b2.
+	 */
+	{ "private anon, touched", PRIVATE_RW, PRIVATE_ANON,
+	  true, false, true },
+	/*
+	 * Ray Fucillo's 2005 case: SysV shm and MAP_SHARED anonymous memory
+	 * live in shmem, so faults refill the child. Copying is the ~23 ms
+	 * of fork per 100 MB of touched shm that the lazy copy removed.
+	 */
+	{ "shared anon (shmem_zero_setup)", SHARED_RW, SHARED_ANON,
+	  false, false, false },
+	{ "MAP_SHARED tmpfs file, rw", SHARED_RW, SHMEM_FILE,
+	  false, false, false },
+	/*
+	 * MAP_SHARED of a file opened O_RDONLY has VM_MAYSHARE but not
+	 * VM_SHARED (Hugh Dickins in the 2005 thread): a VM_SHARED test,
+	 * as Nick Piggin's first patch had, copies it for nothing.
+	 */
+	{ "MAP_SHARED file opened read-only", SHARED_RO, SHMEM_FILE,
+	  false, false, false },
+	/* Never written: every page is still the page cache's. */
+	{ "MAP_PRIVATE file, never written", PRIVATE_RW, SHMEM_FILE,
+	  false, false, false },
+	/*
+	 * Andi Kleen's 2005 variant copied only vmas without a file. The
+	 * parent's written pages of a MAP_PRIVATE file are anonymous COW
+	 * copies: skip them and the child reads the file's bytes, not the
+	 * parent's.
+	 */
+	{ "MAP_PRIVATE file, written", PRIVATE_RW, SHMEM_FILE,
+	  true, false, true },
+	/*
+	 * PTRACE_POKEDATA (FOLL_FORCE) into a PROT_READ MAP_PRIVATE file
+	 * mapping COWs an anonymous page. A child forked afterwards must
+	 * see the poked bytes (cda540ace6a1 kept this path, and only this).
+	 */
+	{ "PROT_READ MAP_PRIVATE file, poked", PRIVATE_RO, SHMEM_FILE,
+	  true, false, true },
+	/*
+	 * Hugh's "awkward case" of 2005: anonymous pages inside a VM_MAYSHARE
+	 * vma (a forced write before 3.15 made them). A rule keyed on
+	 * VM_MAYSHARE skips the vma and the child loses those pages; the
+	 * anon_vma rule keeps them.
+	 */
+	{ "MAP_SHARED read-only file with anon pages", SHARED_RO, SHMEM_FILE,
+	  true, false, true },
+	/*
+	 * VM_PFNMAP has no struct pages and no ->fault to refill them. If
+	 * we skip, the child takes SIGBUS where the parent reads device
+	 * memory (6aab341e0a28, 2.6.15).
+	 */
+	{ "VM_PFNMAP shared", SHARED_RW | PFNMAP, SHMEM_FILE,
+	  false, false, true },
+	{ "VM_PFNMAP private (COW pfnmap)", PRIVATE_RW | PFNMAP, SHMEM_FILE,
+	  false, false, true },
+	/*
+	 * vm_insert_page() mappings (VM_MIXEDMAP since 3.7): the driver put
+	 * the pages there, no fault handler puts them back (4d7672b46244).
+	 */
+	{ "VM_MIXEDMAP shared", SHARED_RW | VM_MIXEDMAP, SHMEM_FILE,
+	  false, false, true },
+	{ "VM_MIXEDMAP private, touched", PRIVATE_RW | VM_MIXEDMAP, SHMEM_FILE,
+	  true, false, true },
+#ifndef CONFIG_HUGETLB_PAGE
+	/*
+	 * VM_HUGETLB no longer forces a copy (bcd51a3c679d, 6.0): shared
+	 * hugetlb faults back in like shmem; private hugetlb with COWed
+	 * pages has an anon_vma. A kernel with hugetlb needs these vmas on
+	 * hugetlbfs files, so there the rows wait for the x86_64 target.
+	 */
+	{ "VM_HUGETLB shared", SHARED_RW | VM_HUGETLB, SHMEM_FILE,
+	  false, false, false },
+	{ "VM_HUGETLB private, touched", PRIVATE_RW | VM_HUGETLB, SHMEM_FILE,
+	  true, false, true },
+#endif
+#if defined(CONFIG_USERFAULTFD) && defined(CONFIG_HAVE_ARCH_USERFAULTFD_WP)
+	/*
+	 * A child that kept uffd-wp (UFFD_FEATURE_EVENT_FORK) holds its
+	 * write-protection only in pte bits and markers. Skip the copy and
+	 * the child's writes are never reported (c56d1b62cce8, 5.19).
+	 */
+	{ "shmem file, child keeps uffd-wp", SHARED_RW | VM_UFFD_WP, SHMEM_FILE,
+	  false, true, true },
+	{ "private anon untouched, child keeps uffd-wp",
+	  PRIVATE_RW | VM_UFFD_WP, PRIVATE_ANON, false, true, true },
+	/*
+	 * The rule looks at the child: without EVENT_FORK, dup_userfaultfd()
+	 * cleared the flags, and a copy would only cost time.
+	 */
+	{ "shmem file, uffd-wp dropped at fork", SHARED_RW | VM_UFFD_WP,
+	  SHMEM_FILE, false, false, false },
+#endif
+};
+
+KUNIT_ARRAY_PARAM_DESC(vma_needs_copy, vma_needs_copy_cases, desc);
+
+KUNIT_DEFINE_ACTION_WRAPPER(mmput_action, mmput, struct mm_struct *);
+KUNIT_DEFINE_ACTION_WRAPPER(vm_area_free_action, vm_area_free,
+			    struct vm_area_struct *);
+
+/* Give @vma the file and vm_ops that mmap() would, per @backing. */
+static int attach_backing(struct vm_area_struct *vma, enum vma_backing backing)
+{
+	struct file *file;
+
+	switch (backing) {
+	case PRIVATE_ANON:
+		return 0;
+	case SHARED_ANON:
+		return shmem_zero_setup(vma);
+	case SHMEM_FILE:
+		file = shmem_file_setup("forklab", FORKLAB_VMA_SIZE,
+					VM_NORESERVE);
+		if (IS_ERR(file))
+			return PTR_ERR(file);
+		vma->vm_file = file;	/* the vma owns this reference */
+		return call_mmap(file, vma);
+	}
+	return -EINVAL;
+}
+
+/* Build the parent's vma for @row in a new mm that the test owns. */
+static struct vm_area_struct *build_parent_vma(struct kunit *test,
+		const struct vma_needs_copy_case *row)
+{
+	struct vm_area_struct *vma;
+	struct mm_struct *mm;
+	int err;
+
+	mm = mm_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mmput_action, mm));
+
+	vma = vm_area_alloc(mm);
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+	vma->vm_start = FORKLAB_VMA_START;
+	vma->vm_end = FORKLAB_VMA_START + FORKLAB_VMA_SIZE;
+	vm_flags_init(vma, row->flags);
+
+	/* No assertion may abort the test while it holds mmap_lock. */
+	mmap_write_lock(mm);
+	err = attach_backing(vma, row->backing);
+	if (!err)
+		err = insert_vm_struct(mm, vma);
+	if (err) {
+		mmap_write_unlock(mm);
+		if (vma->vm_file)
+			fput(vma->vm_file);
+		vm_area_free(vma);
+		KUNIT_ASSERT_EQ_MSG(test, 0, err, "building the vma failed");
+	}
+	/* From here on, mmput() frees the vma, its file and its anon_vma. */
+	if (row->anon_vma)
+		err = anon_vma_prepare(vma);
+	mmap_write_unlock(mm);
+	KUNIT_ASSERT_EQ(test, 0, err);
+
+	/* The fixture must be the mapping the row describes. */
+	KUNIT_ASSERT_EQ(test, vma_is_anonymous(vma), row->backing == PRIVATE_ANON);
+	KUNIT_ASSERT_EQ(test, !!vma->anon_vma, row->anon_vma);
+	return vma;
+}
+
+/* The child's vma, as dup_mmap() and dup_userfaultfd() leave it. */
+static struct vm_area_struct *build_child_vma(struct kunit *test,
+		struct vm_area_struct *parent, bool keeps_uffd_wp)
+{
+	struct vm_area_struct *vma = vm_area_dup(parent);
+
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, vm_area_free_action, vma));
+	if (!keeps_uffd_wp)
+		vm_flags_init(vma, vma->vm_flags & ~__VM_UFFD_FLAGS);
+	KUNIT_ASSERT_EQ(test, userfaultfd_wp(vma), keeps_uffd_wp);
+	return vma;
+}
+
+static void vma_needs_copy_decision(struct kunit *test)
+{
+	const struct vma_needs_copy_case *row = test->param_value;
+	struct vm_area_struct *parent, *child;
+
+	parent = build_parent_vma(test, row);
+	child = build_child_vma(test, parent, row->dst_uffd_wp);
+
+	KUNIT_EXPECT_EQ_MSG(test, vma_needs_copy(child, parent), row->copy,
+			    "vm_flags %#lx, anon_vma %d, child uffd-wp %d",
+			    parent->vm_flags, row->anon_vma, row->dst_uffd_wp);
+}
+
+static struct kunit_case vma_needs_copy_test_cases[] = {
+	KUNIT_CASE_PARAM(vma_needs_copy_decision, vma_needs_copy_gen_params),
+	{}
+};
+
+static struct kunit_suite vma_needs_copy_test_suite = {
+	.name = "forklab_vma_needs_copy",
+	.test_cases = vma_needs_copy_test_cases,
+};
+kunit_test_suite(vma_needs_copy_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the fork-time page-table copy decision");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
