@@ -13,13 +13,15 @@
  * mm from mm_alloc(), the file's own ->mmap() (or shmem_zero_setup() for
  * shared anonymous memory), insert_vm_struct(), and anon_vma_prepare()
  * where the row says the parent has touched private pages. The child's
- * vma is a vm_area_dup() of the parent's, as in dup_mmap(). One mmput()
- * tears all of it down.
+ * vma is a vm_area_dup() of the parent's in a second mm, as in dup_mmap().
+ * mmput() tears each mm down.
  *
- *   FORKLAB_VMA_START                   + FORKLAB_VMA_PAGES pages
- *   |<----------------- parent vma (one row) ----------------->|
+ *   parent mm   FORKLAB_VMA_START          + FORKLAB_VMA_PAGES pages
+ *               |<------------ parent vma (one row) ------------>|
+ *   child mm    |<------------ vm_area_dup(), not linked ------->|
  *
- * The mm holds that one vma and no page at all: only the decision runs.
+ * Neither mm holds a page: only the decision runs, once called directly
+ * and once as fork takes it, inside copy_page_range().
  */
 
 #include <kunit/test.h>
@@ -179,6 +181,7 @@ static int attach_backing(struct vm_area_struct *vma, enum vma_backing backing)
 
 	switch (backing) {
 	case PRIVATE_ANON:
+		vma_set_anonymous(vma);
 		return 0;
 	case SHARED_ANON:
 		return shmem_zero_setup(vma);
@@ -239,11 +242,16 @@ static struct vm_area_struct *build_parent_vma(struct kunit *test,
 static struct vm_area_struct *build_child_vma(struct kunit *test,
 		struct vm_area_struct *parent, bool keeps_uffd_wp)
 {
-	struct vm_area_struct *vma = vm_area_dup(parent);
+	struct mm_struct *mm = mm_alloc();
+	struct vm_area_struct *vma;
 
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mmput_action, mm));
+	vma = vm_area_dup(parent);
 	KUNIT_ASSERT_NOT_NULL(test, vma);
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, vm_area_free_action, vma));
+	vma->vm_mm = mm;
 	if (!keeps_uffd_wp)
 		vm_flags_init(vma, vma->vm_flags & ~__VM_UFFD_FLAGS);
 	KUNIT_ASSERT_EQ(test, userfaultfd_wp(vma), keeps_uffd_wp);
@@ -263,8 +271,42 @@ static void vma_needs_copy_decision(struct kunit *test)
 			    parent->vm_flags, row->anon_vma, row->dst_uffd_wp);
 }
 
+/*
+ * The same decision as fork() takes it: inlined in copy_page_range(). The
+ * parent has no page, so nothing is copied either way; but a COW mapping
+ * that copy_page_range() decides to copy is write-protected under the
+ * parent's write_protect_seq, which then moves by one write section. If
+ * the inlined decision disagreed with the row, the count would say so.
+ */
+static void copy_page_range_decision(struct kunit *test)
+{
+	const struct vma_needs_copy_case *row = test->param_value;
+	struct vm_area_struct *parent, *child;
+	unsigned int seq_before, seq_after;
+	int err;
+
+	parent = build_parent_vma(test, row);
+	child = build_child_vma(test, parent, row->dst_uffd_wp);
+
+	/* dup_mmap() holds both; copy_page_range() asserts the parent's. */
+	mmap_write_lock(parent->vm_mm);
+	mmap_write_lock_nested(child->vm_mm, SINGLE_DEPTH_NESTING);
+	seq_before = raw_read_seqcount(&parent->vm_mm->write_protect_seq);
+	err = copy_page_range(child, parent);
+	seq_after = raw_read_seqcount(&parent->vm_mm->write_protect_seq);
+	mmap_write_unlock(child->vm_mm);
+	mmap_write_unlock(parent->vm_mm);
+
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ_MSG(test, seq_after - seq_before,
+			    row->copy && is_cow_mapping(row->flags) ? 2U : 0U,
+			    "vm_flags %#lx, anon_vma %d, child uffd-wp %d",
+			    parent->vm_flags, row->anon_vma, row->dst_uffd_wp);
+}
+
 static struct kunit_case vma_needs_copy_test_cases[] = {
 	KUNIT_CASE_PARAM(vma_needs_copy_decision, vma_needs_copy_gen_params),
+	KUNIT_CASE_PARAM(copy_page_range_decision, vma_needs_copy_gen_params),
 	{}
 };
 
