@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# forklab: every entry point. 'make help' lists them.
+
+BUILD ?= $(CURDIR)/build
+export BUILD
+
+KUNIT_PY = $(BUILD)/src/linux/tools/testing/kunit/kunit.py
+
+.PHONY: all deps tree test coverage test-tools check results help clean
+
+# The main job: prepare, build, run every suite, write the coverage report.
+all: deps tree test coverage
+	@echo "forklab: KUnit results: $(BUILD)/kunit.json"
+	@echo "forklab: coverage report: $(BUILD)/coverage/html/index.html"
+
+help:
+	@echo "make            deps, tree, test, coverage; print where the report is"
+	@echo "make deps       apt-get install what is missing (tools/deps)"
+	@echo "make tree       unpack, patch and wire build/src/linux (tools/prepare-tree)"
+	@echo "                KERNEL_SRC=/path/to/linux uses your tree, never writing to it"
+	@echo "make test       build ARCH=um and run the KUnit suites (tools/run-kunit)"
+	@echo "make coverage   lcov + genhtml into build/coverage/html, then the gate"
+	@echo "make test-tools the tools' own tests (tests/run)"
+	@echo "make check      all of the above, then every suite's results"
+	@echo "make results    'N passed, N failed, N skipped' over every suite"
+	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
+
+deps:
+	@tools/deps
+
+tree: deps
+	@tools/prepare-tree
+
+test: tree
+	@tools/run-kunit
+
+# Coverage of the last 'make test' run; the gate fails on an unmet spec line.
+coverage:
+	@tools/coverage
+
+test-tools: tree
+	@tests/run
+
+# README's test command. The KUnit summary is printed again last, by
+# 'kunit.py parse' from the console log the run kept.
+check: deps tree test-tools test coverage
+	@python3 $(KUNIT_PY) parse $(BUILD)/uml/test.log | tail -n 1
+
+results:
+	@tools/results
+
+clean:
+	rm -rf $(BUILD)
