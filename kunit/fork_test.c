@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of fork()'s page-table copy as the kernel does it: build a
+ * parent mm with real mappings, fork it with dup_mm(), and check per vma
+ *
+ *   (a) copied or skipped: the child's present ptes right after fork;
+ *   (b) contents: the child reads the parent's bytes, and after either
+ *       side writes, a private mapping keeps each side's own data while a
+ *       shared one shows the write to both;
+ *   (c) faults: the child's minor faults to read the whole vma, with
+ *       fault-around at one page and at its default;
+ *   (d) no leak: once the child is gone, the parent's pages are back at
+ *       the reference counts they had before the fork.
+ *
+ * The test thread is the "process": it runs on the parent's mm to write or
+ * read, switches to the child's mm to read or write there (kthread_use_mm),
+ * and its min_flt counts the faults either takes.
+ *
+ * Each row maps one vma of FORK_PAGES pages at FORK_ADDR, aligned to the
+ * default fault-around window, so that the default figure is one fault for
+ * a vma whose pages are all in the page cache:
+ *
+ *   FORK_ADDR (64 KiB aligned)
+ *   |<-- FORK_PAGES pages: the row's vma -->|<-- rest of the window -->|
+ */
+
+#include <kunit/test.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/pagewalk.h>
+#include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
+#include <linux/swap.h>
+#include <linux/uaccess.h>
+
+#include "../internal.h"
+
+#define FORK_ADDR	0x10000000UL
+#define FORK_PAGES	4
+#define FORK_SIZE	(FORK_PAGES * PAGE_SIZE)
+
+enum fork_mapping {
+	PRIVATE_ANON,		/* MAP_PRIVATE | MAP_ANONYMOUS */
+	SHARED_ANON,		/* MAP_SHARED | MAP_ANONYMOUS: shmem */
+	SHARED_FILE,		/* MAP_SHARED of a tmpfs file opened O_RDWR */
+	SHARED_FILE_RDONLY,	/* MAP_SHARED of it opened O_RDONLY */
+	PRIVATE_FILE,		/* MAP_PRIVATE of a tmpfs file */
+};
+
+enum parent_access { NO_ACCESS, READS, WRITES };
+enum fork_outcome { COPIED, SKIPPED, ABSENT };
+enum child_view { PARENT_BYTES, FILE_BYTES, ZEROES };
+
+struct fork_case {
+	const char *desc;
+	enum fork_mapping mapping;
+	unsigned long prot;
+	enum parent_access access;	/* what the parent did before fork */
+	int advice;			/* madvise() before fork, or 0 */
+	enum fork_outcome outcome;
+	enum child_view child_reads;
+	unsigned int default_faults;	/* reading the vma, default fault-around */
+};
+
+#define RW	(PROT_READ | PROT_WRITE)
+
+static const struct fork_case fork_cases[] = {
+	/*
+	 * If we skip it, the child reads zeros where the parent wrote. If we
+	 * copy without write-protecting both sides, a write of either side
+	 * shows through to the other.
+	 */
+	{ "private anon, touched", PRIVATE_ANON, RW, WRITES, 0,
+	  COPIED, PARENT_BYTES, 0 },
+	/* No anon_vma: nothing to copy; a copy would only cost fork time. */
+	{ "private anon, never touched", PRIVATE_ANON, RW, NO_ACCESS, 0,
+	  SKIPPED, ZEROES, FORK_PAGES },
+	/* Ray Fucillo's SysV shm case: faults bring the same pages back. */
+	{ "shared anon, touched", SHARED_ANON, RW, WRITES, 0,
+	  SKIPPED, PARENT_BYTES, 1 },
+	{ "MAP_SHARED tmpfs file, rw", SHARED_FILE, RW, WRITES, 0,
+	  SKIPPED, PARENT_BYTES, 1 },
+	/* VM_MAYSHARE without VM_SHARED (Hugh Dickins, 2005). */
+	{ "MAP_SHARED PROT_READ, file opened O_RDONLY", SHARED_FILE_RDONLY,
+	  PROT_READ, READS, 0, SKIPPED, FILE_BYTES, 1 },
+	/* Every page is still the page cache's: faults refill the child. */
+	{ "MAP_PRIVATE file, read, never written", PRIVATE_FILE, RW, READS, 0,
+	  SKIPPED, FILE_BYTES, 1 },
+	/*
+	 * Andi Kleen's 2005 "copy only without a file" would skip this: the
+	 * child would see the file's bytes, not the parent's private ones.
+	 */
+	{ "MAP_PRIVATE file, written", PRIVATE_FILE, RW, WRITES, 0,
+	  COPIED, PARENT_BYTES, 0 },
+	/* If dup_mmap() kept it, the child could read the parent's secret. */
+	{ "MADV_DONTFORK", PRIVATE_ANON, RW, WRITES, MADV_DONTFORK,
+	  ABSENT, ZEROES, 0 },
+	/*
+	 * If we copied its ptes, the child would read the parent's data
+	 * instead of zeros (d2cd9ede6e19).
+	 */
+	{ "MADV_WIPEONFORK", PRIVATE_ANON, RW, WRITES, MADV_WIPEONFORK,
+	  SKIPPED, ZEROES, FORK_PAGES },
+};
+
+KUNIT_ARRAY_PARAM_DESC(fork_cases, fork_cases, desc);
+
+KUNIT_DEFINE_ACTION_WRAPPER(mmput_action, mmput, struct mm_struct *);
+KUNIT_DEFINE_ACTION_WRAPPER(fput_action, fput, struct file *);
+
+/* Distinct bytes for each writer, so that a mix-up names its source. */
+enum pattern { FILE_PATTERN = 0x11, PARENT_PATTERN = 0x5a,
+	       CHILD_PATTERN = 0xc3, PARENT_PATTERN_2 = 0x3c };
+
+static void fill(u8 *buf, u8 seed)
+{
+	size_t i;
+
+	for (i = 0; i < FORK_SIZE; i++)
+		buf[i] = seed ^ (u8)(i * 7 + (i >> PAGE_SHIFT));
+}
+
+/*
+ * Run the test thread on @mm (NULL: none). The thread owns one mm_users
+ * reference on the mm it uses, as a process does: if an assertion ends the
+ * test, exit_mm() drops it.
+ */
+static void use_mm(struct mm_struct *mm)
+{
+	struct mm_struct *old = current->mm;
+
+	if (old == mm)
+		return;
+	if (old) {
+		kthread_unuse_mm(old);
+		mmput(old);
+	}
+	if (mm) {
+		mmget(mm);
+		kthread_use_mm(mm);
+	}
+}
+
+/* A user address space the test owns, laid out as exec would. */
+static struct mm_struct *new_mm(struct kunit *test)
+{
+	struct mm_struct *mm = mm_alloc();
+
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mmput_action, mm));
+	mm->task_size = TASK_SIZE;
+	arch_pick_mmap_layout(mm, &current->signal->rlim[RLIMIT_STACK]);
+	return mm;
+}
+
+static struct mm_struct *fork_mm(struct kunit *test, struct mm_struct *parent)
+{
+	struct mm_struct *child;
+
+	use_mm(NULL);	/* dup_mmap() takes the parent's mmap_lock itself */
+	child = dup_mm(current, parent);
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mmput_action, child));
+	return child;
+}
+
+/* What the page tables of [FORK_ADDR, +FORK_SIZE) hold. */
+struct pte_census {
+	unsigned int present;
+	unsigned int writable;
+	struct page *pages[FORK_PAGES];	/* NULL: none, or the zero page */
+};
+
+static int census_pte(pte_t *pte, unsigned long addr, unsigned long next,
+		      struct mm_walk *walk)
+{
+	struct pte_census *census = walk->private;
+	pte_t entry = ptep_get(pte);
+
+	if (!pte_present(entry))
+		return 0;
+	census->present++;
+	if (pte_write(entry))
+		census->writable++;
+	if (!is_zero_pfn(pte_pfn(entry)))
+		census->pages[(addr - FORK_ADDR) >> PAGE_SHIFT] =
+			pfn_to_page(pte_pfn(entry));
+	return 0;
+}
+
+static const struct mm_walk_ops census_ops = {
+	.pte_entry = census_pte,
+	.walk_lock = PGWALK_RDLOCK,
+};
+
+static struct pte_census take_census(struct mm_struct *mm)
+{
+	struct pte_census census = {};
+
+	mmap_read_lock(mm);
+	walk_page_range(mm, FORK_ADDR, FORK_ADDR + FORK_SIZE, &census_ops, &census);
+	mmap_read_unlock(mm);
+	return census;
+}
+
+static bool has_vma(struct mm_struct *mm)
+{
+	bool found;
+
+	mmap_read_lock(mm);
+	found = find_vma_intersection(mm, FORK_ADDR, FORK_ADDR + FORK_SIZE);
+	mmap_read_unlock(mm);
+	return found;
+}
+
+/* Read the whole vma in @mm into @buf; return the minor faults it took. */
+static unsigned long read_vma(struct kunit *test, struct mm_struct *mm, u8 *buf)
+{
+	unsigned long faults;
+
+	use_mm(mm);
+	faults = current->min_flt;
+	KUNIT_ASSERT_EQ(test, 0UL,
+			copy_from_user(buf, (void __user *)FORK_ADDR, FORK_SIZE));
+	return current->min_flt - faults;
+}
+
+static void write_vma(struct kunit *test, struct mm_struct *mm, u8 seed,
+		      u8 *buf)
+{
+	fill(buf, seed);
+	use_mm(mm);
+	KUNIT_ASSERT_EQ(test, 0UL,
+			copy_to_user((void __user *)FORK_ADDR, buf, FORK_SIZE));
+}
+
+static void expect_bytes(struct kunit *test, const u8 *got, u8 seed,
+			 const char *who)
+{
+	u8 *want = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	if (seed)
+		fill(want, seed);
+	else
+		memset(want, 0, FORK_SIZE);
+	KUNIT_EXPECT_MEMEQ_MSG(test, got, want, FORK_SIZE, "%s", who);
+}
+
+/* A tmpfs file holding FILE_PATTERN, opened as the row maps it. */
+static struct file *row_file(struct kunit *test, const struct fork_case *row)
+{
+	struct file *file, *rdonly;
+	u8 *buf;
+	loff_t pos = 0;
+
+	if (row->mapping == PRIVATE_ANON || row->mapping == SHARED_ANON)
+		return NULL;
+	file = shmem_file_setup("forklab-fork", FORK_SIZE, VM_NORESERVE);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, fput_action, file));
+	buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	fill(buf, FILE_PATTERN);
+	KUNIT_ASSERT_EQ(test, (ssize_t)FORK_SIZE,
+			kernel_write(file, buf, FORK_SIZE, &pos));
+	if (row->mapping != SHARED_FILE_RDONLY)
+		return file;
+	rdonly = dentry_open(&file->f_path, O_RDONLY, current_cred());
+	KUNIT_ASSERT_FALSE(test, IS_ERR(rdonly));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, fput_action, rdonly));
+	return rdonly;
+}
+
+static unsigned long row_flags(const struct fork_case *row)
+{
+	switch (row->mapping) {
+	case PRIVATE_ANON:
+		return MAP_PRIVATE | MAP_ANONYMOUS;
+	case SHARED_ANON:
+		return MAP_SHARED | MAP_ANONYMOUS;
+	case PRIVATE_FILE:
+		return MAP_PRIVATE;
+	default:
+		return MAP_SHARED;
+	}
+}
+
+/* The parent: one vma as the row describes, accessed as it says. */
+static struct mm_struct *build_parent(struct kunit *test,
+				      const struct fork_case *row, u8 *buf)
+{
+	struct mm_struct *mm = new_mm(test);
+	struct file *file = row_file(test, row);
+	unsigned long addr;
+
+	use_mm(mm);
+	addr = vm_mmap(file, FORK_ADDR, FORK_SIZE, row->prot,
+		       row_flags(row) | MAP_FIXED_NOREPLACE, 0);
+	KUNIT_ASSERT_EQ(test, addr, FORK_ADDR);
+	if (row->advice)
+		KUNIT_ASSERT_EQ(test, 0,
+				do_madvise(mm, FORK_ADDR, FORK_SIZE, row->advice));
+	if (row->access == WRITES)
+		write_vma(test, mm, PARENT_PATTERN, buf);
+	else if (row->access == READS)
+		read_vma(test, mm, buf);
+	return mm;
+}
+
+static void restore_fault_around(void *pages)
+{
+	fault_around_pages = (unsigned long)pages;
+}
+
+static void set_fault_around(struct kunit *test, unsigned long pages)
+{
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, restore_fault_around,
+				(void *)READ_ONCE(fault_around_pages)));
+	WRITE_ONCE(fault_around_pages, pages);
+}
+
+static u8 child_seed(const struct fork_case *row)
+{
+	switch (row->child_reads) {
+	case PARENT_BYTES:
+		return PARENT_PATTERN;
+	case FILE_BYTES:
+		return FILE_PATTERN;
+	default:
+		return 0;
+	}
+}
+
+static void fork_case_test(struct kunit *test)
+{
+	const struct fork_case *row = test->param_value;
+	unsigned int refs[FORK_PAGES] = {}, i;
+	struct pte_census before, parent_after, child_after;
+	unsigned long default_fault_around = READ_ONCE(fault_around_pages);
+	struct mm_struct *parent, *child;
+	u8 *buf;
+
+	buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	parent = build_parent(test, row, buf);
+
+	lru_add_drain();	/* an LRU batch holds page refs of its own */
+	before = take_census(parent);
+	for (i = 0; i < FORK_PAGES; i++)
+		if (before.pages[i])
+			refs[i] = page_ref_count(before.pages[i]);
+
+	/* (a) copied, skipped, or not there at all */
+	child = fork_mm(test, parent);
+	if (row->outcome == ABSENT) {
+		KUNIT_EXPECT_FALSE(test, has_vma(child));
+		return;
+	}
+	KUNIT_ASSERT_TRUE(test, has_vma(child));
+	child_after = take_census(child);
+	parent_after = take_census(parent);
+	if (row->outcome == COPIED) {
+		KUNIT_EXPECT_GT(test, before.present, 0U);
+		KUNIT_EXPECT_EQ(test, child_after.present, before.present);
+		/* COW: neither side may write the shared page in place. */
+		KUNIT_EXPECT_EQ(test, child_after.writable, 0U);
+		KUNIT_EXPECT_EQ(test, parent_after.writable, 0U);
+	} else {
+		KUNIT_EXPECT_EQ(test, child_after.present, 0U);
+	}
+
+	/* (b) and (c): the child reads, one fault per page it lacks */
+	set_fault_around(test, 1);
+	KUNIT_EXPECT_EQ(test, read_vma(test, child, buf),
+			row->outcome == COPIED ? 0UL : (unsigned long)FORK_PAGES);
+	expect_bytes(test, buf, child_seed(row), "child after fork");
+
+	/* (d) the child's references are gone with the child */
+	use_mm(NULL);
+	kunit_release_action(test, mmput_action, child);
+	lru_add_drain();
+	for (i = 0; i < FORK_PAGES; i++)
+		if (before.pages[i])
+			KUNIT_EXPECT_EQ_MSG(test, page_ref_count(before.pages[i]),
+					    refs[i], "page %u", i);
+
+	/* (c) again at the default fault-around, in a second child */
+	WRITE_ONCE(fault_around_pages, default_fault_around);
+	child = fork_mm(test, parent);
+	KUNIT_EXPECT_EQ(test, read_vma(test, child, buf),
+			(unsigned long)row->default_faults);
+
+	/* (b) after writes: private stays private, shared is shared */
+	if (!(row->prot & PROT_WRITE))
+		return;
+	write_vma(test, child, CHILD_PATTERN, buf);
+	read_vma(test, parent, buf);
+	expect_bytes(test, buf, row->mapping == SHARED_ANON ||
+		     row->mapping == SHARED_FILE ? CHILD_PATTERN :
+		     row->access == WRITES ? PARENT_PATTERN :
+		     child_seed(row), "parent after the child wrote");
+	write_vma(test, parent, PARENT_PATTERN_2, buf);
+	read_vma(test, child, buf);
+	expect_bytes(test, buf, row->mapping == SHARED_ANON ||
+		     row->mapping == SHARED_FILE ? PARENT_PATTERN_2 :
+		     CHILD_PATTERN, "child after the parent wrote");
+	use_mm(NULL);
+}
+
+static struct kunit_case fork_test_cases[] = {
+	KUNIT_CASE_PARAM(fork_case_test, fork_cases_gen_params),
+	{}
+};
+
+static struct kunit_suite fork_test_suite = {
+	.name = "forklab_fork",
+	.test_cases = fork_test_cases,
+};
+kunit_test_suite(fork_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests of fork()'s page-table copy, per mapping kind");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
