@@ -25,12 +25,12 @@
  */
 
 #include <kunit/test.h>
+#include <linux/anon_inodes.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
-#include <linux/pagewalk.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/swap.h>
@@ -48,9 +48,15 @@ enum fork_mapping {
 	SHARED_FILE,		/* MAP_SHARED of a tmpfs file opened O_RDWR */
 	SHARED_FILE_RDONLY,	/* MAP_SHARED of it opened O_RDONLY */
 	PRIVATE_FILE,		/* MAP_PRIVATE of a tmpfs file */
+	PFNMAP_DEVICE,		/* a driver's mmap(): remap_pfn_range() */
+	MIXEDMAP_DEVICE,	/* a driver's mmap(): vm_insert_page() */
 };
 
-enum parent_access { NO_ACCESS, READS, WRITES };
+/*
+ * POKES: the parent's bytes arrive by a FOLL_FORCE write, the path
+ * PTRACE_POKEDATA and /proc/PID/mem take (access_remote_vm()).
+ */
+enum parent_access { NO_ACCESS, READS, WRITES, POKES };
 enum fork_outcome { COPIED, SKIPPED, ABSENT };
 enum child_view { PARENT_BYTES, FILE_BYTES, ZEROES };
 
@@ -63,6 +69,7 @@ struct fork_case {
 	enum fork_outcome outcome;
 	enum child_view child_reads;
 	unsigned int default_faults;	/* reading the vma, default fault-around */
+	bool pin;			/* FOLL_PIN the first page before fork */
 };
 
 #define RW	(PROT_READ | PROT_WRITE)
@@ -95,6 +102,44 @@ static const struct fork_case fork_cases[] = {
 	 */
 	{ "MAP_PRIVATE file, written", PRIVATE_FILE, RW, WRITES, 0,
 	  COPIED, PARENT_BYTES, 0 },
+	/*
+	 * PTRACE_POKEDATA into a PROT_READ MAP_PRIVATE file mapping COWs an
+	 * anonymous page (cda540ace6a1 kept this): if fork skipped the vma,
+	 * a child forked afterwards would read the file, not the poke.
+	 */
+	{ "FOLL_FORCE write, PROT_READ MAP_PRIVATE file", PRIVATE_FILE,
+	  PROT_READ, POKES, 0, COPIED, PARENT_BYTES, 0 },
+	/*
+	 * The same into PROT_READ MAP_SHARED must be refused: an anon page
+	 * inside a shared vma is the "awkward case" of 2005. The file stays
+	 * as it was and fork still skips the vma.
+	 */
+	{ "FOLL_FORCE write, PROT_READ MAP_SHARED file", SHARED_FILE,
+	  PROT_READ, POKES, 0, SKIPPED, FILE_BYTES, 1 },
+	/*
+	 * No struct page behind a pfn, no ->fault to bring it back: skip the
+	 * copy and the child faults on a VM_PFNMAP vma and gets SIGBUS
+	 * (6aab341e0a28).
+	 */
+	{ "VM_PFNMAP (remap_pfn_range)", PFNMAP_DEVICE, RW, WRITES, 0,
+	  COPIED, PARENT_BYTES, 0 },
+	/* vm_insert_page() pages: the driver put them there (4d7672b46244). */
+	{ "VM_MIXEDMAP (vm_insert_page)", MIXEDMAP_DEVICE, RW, WRITES, 0,
+	  COPIED, PARENT_BYTES, 0 },
+	/*
+	 * A pinned anon page must not be shared with the child: the parent's
+	 * DMA would land in a page the child may COW away (CVE-2020-29374,
+	 * 70e806e4e645). Fork copies it early; the other pages are shared.
+	 */
+	{ "pinned anon page (early COW)", PRIVATE_ANON, RW, WRITES, 0,
+	  COPIED, PARENT_BYTES, 0, true },
+	/*
+	 * A pinned page in a vma fork copies without an anon_vma: only anon
+	 * pages are early-COWed; the 5.10/5.15-stable BUG in
+	 * copy_present_page() came from treating this one as anon.
+	 */
+	{ "pinned page in VM_MIXEDMAP", MIXEDMAP_DEVICE, RW, WRITES, 0,
+	  COPIED, PARENT_BYTES, 0, true },
 	/* If dup_mmap() kept it, the child could read the parent's secret. */
 	{ "MADV_DONTFORK", PRIVATE_ANON, RW, WRITES, MADV_DONTFORK,
 	  ABSENT, ZEROES, 0 },
@@ -110,6 +155,7 @@ KUNIT_ARRAY_PARAM_DESC(fork_cases, fork_cases, desc);
 
 KUNIT_DEFINE_ACTION_WRAPPER(mmput_action, mmput, struct mm_struct *);
 KUNIT_DEFINE_ACTION_WRAPPER(fput_action, fput, struct file *);
+KUNIT_DEFINE_ACTION_WRAPPER(unpin_action, unpin_user_page, struct page *);
 
 /* Distinct bytes for each writer, so that a mix-up names its source. */
 enum pattern { FILE_PATTERN = 0x11, PARENT_PATTERN = 0x5a,
@@ -174,34 +220,56 @@ struct pte_census {
 	struct page *pages[FORK_PAGES];	/* NULL: none, or the zero page */
 };
 
-static int census_pte(pte_t *pte, unsigned long addr, unsigned long next,
-		      struct mm_walk *walk)
+/*
+ * The pte mapping @addr, read by walking @mm's page tables by hand:
+ * walk_page_range() skips VM_PFNMAP vmas, and those are rows too.
+ */
+static bool read_pte(struct mm_struct *mm, unsigned long addr, pte_t *entry)
 {
-	struct pte_census *census = walk->private;
-	pte_t entry = ptep_get(pte);
+	pgd_t *pgd = pgd_offset(mm, addr);
+	spinlock_t *ptl;
+	p4d_t *p4d;
+	pud_t *pud;
+	pmd_t *pmd, pmdval;
+	pte_t *pte;
 
-	if (!pte_present(entry))
-		return 0;
-	census->present++;
-	if (pte_write(entry))
-		census->writable++;
-	if (!is_zero_pfn(pte_pfn(entry)))
-		census->pages[(addr - FORK_ADDR) >> PAGE_SHIFT] =
-			pfn_to_page(pte_pfn(entry));
-	return 0;
+	if (pgd_none(*pgd) || pgd_bad(*pgd))
+		return false;
+	p4d = p4d_offset(pgd, addr);
+	if (p4d_none(*p4d) || p4d_bad(*p4d))
+		return false;
+	pud = pud_offset(p4d, addr);
+	if (pud_none(*pud) || pud_bad(*pud))
+		return false;
+	pmd = pmd_offset(pud, addr);
+	pmdval = pmdp_get(pmd);
+	if (pmd_none(pmdval) || pmd_leaf(pmdval))
+		return false;
+	pte = pte_offset_map_lock(mm, pmd, addr, &ptl);
+	if (!pte)
+		return false;
+	*entry = ptep_get(pte);
+	pte_unmap_unlock(pte, ptl);
+	return true;
 }
-
-static const struct mm_walk_ops census_ops = {
-	.pte_entry = census_pte,
-	.walk_lock = PGWALK_RDLOCK,
-};
 
 static struct pte_census take_census(struct mm_struct *mm)
 {
 	struct pte_census census = {};
+	unsigned int i;
+	pte_t entry;
 
 	mmap_read_lock(mm);
-	walk_page_range(mm, FORK_ADDR, FORK_ADDR + FORK_SIZE, &census_ops, &census);
+	for (i = 0; i < FORK_PAGES; i++) {
+		if (!read_pte(mm, FORK_ADDR + i * PAGE_SIZE, &entry) ||
+		    !pte_present(entry))
+			continue;
+		census.present++;
+		if (pte_write(entry))
+			census.writable++;
+		if (!is_zero_pfn(pte_pfn(entry)))
+			census.pages[i] = pfn_to_page(pte_pfn(entry));
+	}
 	mmap_read_unlock(mm);
 	return census;
 }
@@ -250,6 +318,69 @@ static void expect_bytes(struct kunit *test, const u8 *got, u8 seed,
 	KUNIT_EXPECT_MEMEQ_MSG(test, got, want, FORK_SIZE, "%s", who);
 }
 
+/*
+ * A test-only "device": FORK_PAGES pages the test owns, which the file's
+ * mmap() maps the way drivers do. The pages are freed after both mms.
+ */
+struct device_pages {
+	struct page *pages;	/* order-2, physically contiguous */
+	bool pfnmap;
+};
+
+static int device_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct device_pages *dev = file->private_data;
+	unsigned int i;
+	int err;
+
+	if (vma->vm_end - vma->vm_start != FORK_SIZE || vma->vm_pgoff)
+		return -EINVAL;
+	if (dev->pfnmap)
+		return remap_pfn_range(vma, vma->vm_start,
+				       page_to_pfn(dev->pages), FORK_SIZE,
+				       vma->vm_page_prot);
+	for (i = 0; i < FORK_PAGES; i++) {
+		err = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
+				     dev->pages + i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static const struct file_operations device_fops = {
+	.owner = THIS_MODULE,
+	.mmap = device_mmap,
+};
+
+static void free_device_pages(void *data)
+{
+	struct device_pages *dev = data;
+	unsigned int i;
+
+	for (i = 0; i < FORK_PAGES; i++)
+		__free_page(dev->pages + i);
+}
+
+static struct file *device_file(struct kunit *test, bool pfnmap)
+{
+	struct device_pages *dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
+	struct file *file;
+
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	dev->pfnmap = pfnmap;
+	dev->pages = alloc_pages(GFP_KERNEL | __GFP_ZERO, get_order(FORK_SIZE));
+	KUNIT_ASSERT_NOT_NULL(test, dev->pages);
+	/* vm_insert_page() maps each page on its own: refcount each. */
+	split_page(dev->pages, get_order(FORK_SIZE));
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, free_device_pages, dev));
+	file = anon_inode_getfile("forklab-device", &device_fops, dev, O_RDWR);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, fput_action, file));
+	return file;
+}
+
 /* A tmpfs file holding FILE_PATTERN, opened as the row maps it. */
 static struct file *row_file(struct kunit *test, const struct fork_case *row)
 {
@@ -259,6 +390,8 @@ static struct file *row_file(struct kunit *test, const struct fork_case *row)
 
 	if (row->mapping == PRIVATE_ANON || row->mapping == SHARED_ANON)
 		return NULL;
+	if (row->mapping == PFNMAP_DEVICE || row->mapping == MIXEDMAP_DEVICE)
+		return device_file(test, row->mapping == PFNMAP_DEVICE);
 	file = shmem_file_setup("forklab-fork", FORK_SIZE, VM_NORESERVE);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, fput_action, file));
@@ -289,13 +422,35 @@ static unsigned long row_flags(const struct fork_case *row)
 	}
 }
 
+/* Writes of either side show to the other. */
+static bool is_shared(const struct fork_case *row)
+{
+	return row->mapping != PRIVATE_ANON && row->mapping != PRIVATE_FILE;
+}
+
+/* FOLL_PIN the first page, as O_DIRECT or RDMA would; unpinned at the end. */
+static void pin_first_page(struct kunit *test, struct mm_struct *mm)
+{
+	struct page *page;
+	long pinned;
+
+	mmap_read_lock(mm);
+	pinned = pin_user_pages_remote(mm, FORK_ADDR, 1, FOLL_WRITE, &page, NULL);
+	mmap_read_unlock(mm);
+	KUNIT_ASSERT_EQ(test, pinned, 1L);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, unpin_action, page));
+	KUNIT_ASSERT_TRUE(test, test_bit(MMF_HAS_PINNED, &mm->flags));
+}
+
 /* The parent: one vma as the row describes, accessed as it says. */
 static struct mm_struct *build_parent(struct kunit *test,
 				      const struct fork_case *row, u8 *buf)
 {
-	struct mm_struct *mm = new_mm(test);
+	/* The file first: its pages must outlive the mm that maps them. */
 	struct file *file = row_file(test, row);
+	struct mm_struct *mm = new_mm(test);
 	unsigned long addr;
+	int poked;
 
 	use_mm(mm);
 	addr = vm_mmap(file, FORK_ADDR, FORK_SIZE, row->prot,
@@ -304,10 +459,20 @@ static struct mm_struct *build_parent(struct kunit *test,
 	if (row->advice)
 		KUNIT_ASSERT_EQ(test, 0,
 				do_madvise(mm, FORK_ADDR, FORK_SIZE, row->advice));
-	if (row->access == WRITES)
+	if (row->access == WRITES) {
 		write_vma(test, mm, PARENT_PATTERN, buf);
-	else if (row->access == READS)
+	} else if (row->access == READS) {
 		read_vma(test, mm, buf);
+	} else if (row->access == POKES) {
+		fill(buf, PARENT_PATTERN);
+		use_mm(NULL);
+		poked = access_remote_vm(mm, FORK_ADDR, buf, FORK_SIZE,
+					 FOLL_WRITE | FOLL_FORCE);
+		/* cda540ace6a1: no COW inside a shared mapping, forced or not */
+		KUNIT_ASSERT_EQ(test, poked, is_shared(row) ? 0 : (int)FORK_SIZE);
+	}
+	if (row->pin)
+		pin_first_page(test, mm);
 	return mm;
 }
 
@@ -333,6 +498,40 @@ static u8 child_seed(const struct fork_case *row)
 		return FILE_PATTERN;
 	default:
 		return 0;
+	}
+}
+
+/*
+ * After a copy: a private mapping shares each page write-protected on both
+ * sides, except a pinned anon page, which the child gets a copy of at once
+ * (both sides then write their own page). A shared mapping shares every
+ * page, writable where it was.
+ */
+static void expect_cow_state(struct kunit *test, const struct fork_case *row,
+			     const struct pte_census *before,
+			     const struct pte_census *parent,
+			     const struct pte_census *child)
+{
+	bool early_cow = row->pin && !is_shared(row);
+	unsigned int i;
+
+	for (i = 0; i < FORK_PAGES; i++) {
+		if (early_cow && i == 0)
+			KUNIT_EXPECT_PTR_NE_MSG(test, child->pages[i],
+						before->pages[i],
+						"pinned page shared with the child");
+		else
+			KUNIT_EXPECT_PTR_EQ_MSG(test, child->pages[i],
+						before->pages[i], "page %u", i);
+		KUNIT_EXPECT_PTR_EQ_MSG(test, parent->pages[i],
+					before->pages[i], "page %u", i);
+	}
+	if (is_shared(row)) {
+		KUNIT_EXPECT_EQ(test, parent->writable, before->writable);
+		KUNIT_EXPECT_EQ(test, child->writable, before->writable);
+	} else {
+		KUNIT_EXPECT_EQ(test, parent->writable, early_cow ? 1U : 0U);
+		KUNIT_EXPECT_EQ(test, child->writable, early_cow ? 1U : 0U);
 	}
 }
 
@@ -367,9 +566,7 @@ static void fork_case_test(struct kunit *test)
 	if (row->outcome == COPIED) {
 		KUNIT_EXPECT_GT(test, before.present, 0U);
 		KUNIT_EXPECT_EQ(test, child_after.present, before.present);
-		/* COW: neither side may write the shared page in place. */
-		KUNIT_EXPECT_EQ(test, child_after.writable, 0U);
-		KUNIT_EXPECT_EQ(test, parent_after.writable, 0U);
+		expect_cow_state(test, row, &before, &parent_after, &child_after);
 	} else {
 		KUNIT_EXPECT_EQ(test, child_after.present, 0U);
 	}
@@ -400,14 +597,12 @@ static void fork_case_test(struct kunit *test)
 		return;
 	write_vma(test, child, CHILD_PATTERN, buf);
 	read_vma(test, parent, buf);
-	expect_bytes(test, buf, row->mapping == SHARED_ANON ||
-		     row->mapping == SHARED_FILE ? CHILD_PATTERN :
+	expect_bytes(test, buf, is_shared(row) ? CHILD_PATTERN :
 		     row->access == WRITES ? PARENT_PATTERN :
 		     child_seed(row), "parent after the child wrote");
 	write_vma(test, parent, PARENT_PATTERN_2, buf);
 	read_vma(test, child, buf);
-	expect_bytes(test, buf, row->mapping == SHARED_ANON ||
-		     row->mapping == SHARED_FILE ? PARENT_PATTERN_2 :
+	expect_bytes(test, buf, is_shared(row) ? PARENT_PATTERN_2 :
 		     CHILD_PATTERN, "child after the parent wrote");
 	use_mm(NULL);
 }
