@@ -26,6 +26,7 @@
 
 #include <kunit/test.h>
 #include <linux/anon_inodes.h>
+#include <linux/debugfs.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/kthread.h>
@@ -213,7 +214,7 @@ static struct mm_struct *fork_mm(struct kunit *test, struct mm_struct *parent)
 	return child;
 }
 
-/* What the page tables of [FORK_ADDR, +FORK_SIZE) hold. */
+/* What the page tables of one row's vma, [addr, +FORK_SIZE), hold. */
 struct pte_census {
 	unsigned int present;
 	unsigned int writable;
@@ -253,7 +254,7 @@ static bool read_pte(struct mm_struct *mm, unsigned long addr, pte_t *entry)
 	return true;
 }
 
-static struct pte_census take_census(struct mm_struct *mm)
+static struct pte_census take_census(struct mm_struct *mm, unsigned long addr)
 {
 	struct pte_census census = {};
 	unsigned int i;
@@ -261,7 +262,7 @@ static struct pte_census take_census(struct mm_struct *mm)
 
 	mmap_read_lock(mm);
 	for (i = 0; i < FORK_PAGES; i++) {
-		if (!read_pte(mm, FORK_ADDR + i * PAGE_SIZE, &entry) ||
+		if (!read_pte(mm, addr + i * PAGE_SIZE, &entry) ||
 		    !pte_present(entry))
 			continue;
 		census.present++;
@@ -284,25 +285,37 @@ static bool has_vma(struct mm_struct *mm)
 	return found;
 }
 
-/* Read the whole vma in @mm into @buf; return the minor faults it took. */
-static unsigned long read_vma(struct kunit *test, struct mm_struct *mm, u8 *buf)
+/* Read the vma at @addr in @mm into @buf; return the minor faults taken. */
+static unsigned long read_vma_at(struct kunit *test, struct mm_struct *mm,
+				 unsigned long addr, u8 *buf)
 {
 	unsigned long faults;
 
 	use_mm(mm);
 	faults = current->min_flt;
 	KUNIT_ASSERT_EQ(test, 0UL,
-			copy_from_user(buf, (void __user *)FORK_ADDR, FORK_SIZE));
+			copy_from_user(buf, (void __user *)addr, FORK_SIZE));
 	return current->min_flt - faults;
+}
+
+static unsigned long read_vma(struct kunit *test, struct mm_struct *mm, u8 *buf)
+{
+	return read_vma_at(test, mm, FORK_ADDR, buf);
+}
+
+static void write_vma_at(struct kunit *test, struct mm_struct *mm,
+			 unsigned long addr, u8 seed, u8 *buf)
+{
+	fill(buf, seed);
+	use_mm(mm);
+	KUNIT_ASSERT_EQ(test, 0UL,
+			copy_to_user((void __user *)addr, buf, FORK_SIZE));
 }
 
 static void write_vma(struct kunit *test, struct mm_struct *mm, u8 seed,
 		      u8 *buf)
 {
-	fill(buf, seed);
-	use_mm(mm);
-	KUNIT_ASSERT_EQ(test, 0UL,
-			copy_to_user((void __user *)FORK_ADDR, buf, FORK_SIZE));
+	write_vma_at(test, mm, FORK_ADDR, seed, buf);
 }
 
 static void expect_bytes(struct kunit *test, const u8 *got, u8 seed,
@@ -429,17 +442,49 @@ static bool is_shared(const struct fork_case *row)
 }
 
 /* FOLL_PIN the first page, as O_DIRECT or RDMA would; unpinned at the end. */
-static void pin_first_page(struct kunit *test, struct mm_struct *mm)
+static void pin_first_page(struct kunit *test, struct mm_struct *mm,
+			   unsigned long addr)
 {
 	struct page *page;
 	long pinned;
 
 	mmap_read_lock(mm);
-	pinned = pin_user_pages_remote(mm, FORK_ADDR, 1, FOLL_WRITE, &page, NULL);
+	pinned = pin_user_pages_remote(mm, addr, 1, FOLL_WRITE, &page, NULL);
 	mmap_read_unlock(mm);
 	KUNIT_ASSERT_EQ(test, pinned, 1L);
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, unpin_action, page));
 	KUNIT_ASSERT_TRUE(test, test_bit(MMF_HAS_PINNED, &mm->flags));
+}
+
+/* Map @row's vma at @addr of @mm and access it as the row says. */
+static void map_row(struct kunit *test, struct mm_struct *mm,
+		    const struct fork_case *row, struct file *file,
+		    unsigned long addr, u8 *buf)
+{
+	unsigned long mapped;
+	int poked;
+
+	use_mm(mm);
+	mapped = vm_mmap(file, addr, FORK_SIZE, row->prot,
+			 row_flags(row) | MAP_FIXED_NOREPLACE, 0);
+	KUNIT_ASSERT_EQ(test, mapped, addr);
+	if (row->advice)
+		KUNIT_ASSERT_EQ(test, 0,
+				do_madvise(mm, addr, FORK_SIZE, row->advice));
+	if (row->access == WRITES) {
+		write_vma_at(test, mm, addr, PARENT_PATTERN, buf);
+	} else if (row->access == READS) {
+		read_vma_at(test, mm, addr, buf);
+	} else if (row->access == POKES) {
+		fill(buf, PARENT_PATTERN);
+		use_mm(NULL);
+		poked = access_remote_vm(mm, addr, buf, FORK_SIZE,
+					 FOLL_WRITE | FOLL_FORCE);
+		/* cda540ace6a1: no COW inside a shared mapping, forced or not */
+		KUNIT_ASSERT_EQ(test, poked, is_shared(row) ? 0 : (int)FORK_SIZE);
+	}
+	if (row->pin)
+		pin_first_page(test, mm, addr);
 }
 
 /* The parent: one vma as the row describes, accessed as it says. */
@@ -449,30 +494,8 @@ static struct mm_struct *build_parent(struct kunit *test,
 	/* The file first: its pages must outlive the mm that maps them. */
 	struct file *file = row_file(test, row);
 	struct mm_struct *mm = new_mm(test);
-	unsigned long addr;
-	int poked;
 
-	use_mm(mm);
-	addr = vm_mmap(file, FORK_ADDR, FORK_SIZE, row->prot,
-		       row_flags(row) | MAP_FIXED_NOREPLACE, 0);
-	KUNIT_ASSERT_EQ(test, addr, FORK_ADDR);
-	if (row->advice)
-		KUNIT_ASSERT_EQ(test, 0,
-				do_madvise(mm, FORK_ADDR, FORK_SIZE, row->advice));
-	if (row->access == WRITES) {
-		write_vma(test, mm, PARENT_PATTERN, buf);
-	} else if (row->access == READS) {
-		read_vma(test, mm, buf);
-	} else if (row->access == POKES) {
-		fill(buf, PARENT_PATTERN);
-		use_mm(NULL);
-		poked = access_remote_vm(mm, FORK_ADDR, buf, FORK_SIZE,
-					 FOLL_WRITE | FOLL_FORCE);
-		/* cda540ace6a1: no COW inside a shared mapping, forced or not */
-		KUNIT_ASSERT_EQ(test, poked, is_shared(row) ? 0 : (int)FORK_SIZE);
-	}
-	if (row->pin)
-		pin_first_page(test, mm);
+	map_row(test, mm, row, file, FORK_ADDR, buf);
 	return mm;
 }
 
@@ -549,7 +572,7 @@ static void fork_case_test(struct kunit *test)
 	parent = build_parent(test, row, buf);
 
 	lru_add_drain();	/* an LRU batch holds page refs of its own */
-	before = take_census(parent);
+	before = take_census(parent, FORK_ADDR);
 	for (i = 0; i < FORK_PAGES; i++)
 		if (before.pages[i])
 			refs[i] = page_ref_count(before.pages[i]);
@@ -561,8 +584,8 @@ static void fork_case_test(struct kunit *test)
 		return;
 	}
 	KUNIT_ASSERT_TRUE(test, has_vma(child));
-	child_after = take_census(child);
-	parent_after = take_census(parent);
+	child_after = take_census(child, FORK_ADDR);
+	parent_after = take_census(parent, FORK_ADDR);
 	if (row->outcome == COPIED) {
 		KUNIT_EXPECT_GT(test, before.present, 0U);
 		KUNIT_EXPECT_EQ(test, child_after.present, before.present);
@@ -607,8 +630,210 @@ static void fork_case_test(struct kunit *test)
 	use_mm(NULL);
 }
 
+#if IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) && IS_ENABLED(CONFIG_FAILSLAB) && \
+	IS_ENABLED(CONFIG_FAIL_PAGE_ALLOC)
+/*
+ * Fault injection. By default failslab and fail_page_alloc ignore exactly
+ * the allocations fork makes (GFP_KERNEL may sleep; order 0; highmem), and
+ * print a stack per failure. Make them eligible and quiet for this test;
+ * put each knob back afterwards. There is no user space to write debugfs
+ * from, so reach the values through the files' i_private, which is where
+ * debugfs_create_bool() and friends keep a pointer to the variable.
+ */
+struct fault_knob {
+	const char *dir, *name;
+	enum { KNOB_BOOL, KNOB_U32, KNOB_ULONG } type;
+	unsigned long value;
+};
+
+static const struct fault_knob fork_fault_knobs[] = {
+	{ "failslab", "ignore-gfp-wait", KNOB_BOOL, 0 },
+	{ "failslab", "verbose", KNOB_ULONG, 0 },
+	{ "fail_page_alloc", "ignore-gfp-wait", KNOB_BOOL, 0 },
+	{ "fail_page_alloc", "ignore-gfp-highmem", KNOB_BOOL, 0 },
+	{ "fail_page_alloc", "min-order", KNOB_U32, 0 },
+	{ "fail_page_alloc", "verbose", KNOB_ULONG, 0 },
+};
+
+struct saved_knob {
+	const struct fault_knob *knob;
+	void *value;
+	unsigned long old;
+};
+
+static unsigned long knob_swap(const struct fault_knob *knob, void *p,
+			       unsigned long value)
+{
+	unsigned long old;
+
+	switch (knob->type) {
+	case KNOB_BOOL:
+		old = *(bool *)p;
+		*(bool *)p = value;
+		break;
+	case KNOB_U32:
+		old = *(u32 *)p;
+		*(u32 *)p = value;
+		break;
+	default:
+		old = *(unsigned long *)p;
+		*(unsigned long *)p = value;
+	}
+	return old;
+}
+
+static void restore_knob(void *data)
+{
+	struct saved_knob *saved = data;
+
+	knob_swap(saved->knob, saved->value, saved->old);
+}
+
+static void set_fault_knob(struct kunit *test, const struct fault_knob *knob)
+{
+	struct saved_knob *saved = kunit_kzalloc(test, sizeof(*saved), GFP_KERNEL);
+	struct dentry *dir, *file;
+
+	KUNIT_ASSERT_NOT_NULL(test, saved);
+	dir = debugfs_lookup(knob->dir, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL_MSG(test, dir, "debugfs %s", knob->dir);
+	file = debugfs_lookup(knob->name, dir);
+	dput(dir);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL_MSG(test, file, "debugfs %s/%s",
+					 knob->dir, knob->name);
+	saved->knob = knob;
+	saved->value = d_inode(file)->i_private;
+	dput(file);
+	saved->old = knob_swap(knob, saved->value, knob->value);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, restore_knob, saved));
+}
+
+/* What of the parent a failed fork must leave exactly as it was. */
+struct parent_state {
+	struct pte_census census[ARRAY_SIZE(fork_cases)];
+	unsigned int refs[ARRAY_SIZE(fork_cases)][FORK_PAGES];
+	s64 rss[NR_MM_COUNTERS];
+	unsigned long pgtables_bytes;
+};
+
+static unsigned long slot_addr(unsigned int i)
+{
+	/* one fault-around window per row, as in the single-row test */
+	return FORK_ADDR + i * (16 * PAGE_SIZE);
+}
+
+static void snapshot(struct mm_struct *mm, struct parent_state *state)
+{
+	unsigned int i, j;
+
+	lru_add_drain();
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++) {
+		state->census[i] = take_census(mm, slot_addr(i));
+		for (j = 0; j < FORK_PAGES; j++)
+			state->refs[i][j] = state->census[i].pages[j] ?
+				page_ref_count(state->census[i].pages[j]) : 0;
+	}
+	for (i = 0; i < NR_MM_COUNTERS; i++)
+		state->rss[i] = percpu_counter_sum(&mm->rss_stat[i]);
+	state->pgtables_bytes = mm_pgtables_bytes(mm);
+}
+
+/* Compare all but the pte write bits: a failed fork may leave COW ptes
+ * write-protected, which costs the parent a fault, not data.
+ */
+static bool same_state(const struct parent_state *a, const struct parent_state *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
+		if (a->census[i].present != b->census[i].present ||
+		    memcmp(a->census[i].pages, b->census[i].pages,
+			   sizeof(a->census[i].pages)))
+			return false;
+	return !memcmp(a->refs, b->refs, sizeof(a->refs)) &&
+	       !memcmp(a->rss, b->rss, sizeof(a->rss)) &&
+	       a->pgtables_bytes == b->pgtables_bytes;
+}
+
+/*
+ * For N = 1, 2, ...: fail the N-th fault-injection check inside dup_mm()
+ * of a parent holding every mapping kind of the table. Each failure must
+ * come back as NULL (-ENOMEM) with the parent's ptes, pages, page
+ * references, rss and page tables as they were: a leak or a half-undone
+ * copy on an error path shows here. Once N passes the number of checks,
+ * dup_mm() succeeds without an injection and the test stops.
+ */
+static void dup_mm_fault_injection(struct kunit *test)
+{
+	struct file *files[ARRAY_SIZE(fork_cases)];
+	struct parent_state *before, *after;
+	unsigned int i, n, failed = 0, tolerated = 0, left;
+	struct mm_struct *parent, *child;
+	u8 *buf, *bytes;
+
+	buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
+	bytes = kunit_kmalloc_array(test, ARRAY_SIZE(fork_cases), FORK_SIZE,
+				    GFP_KERNEL);
+	before = kunit_kzalloc(test, sizeof(*before), GFP_KERNEL);
+	after = kunit_kzalloc(test, sizeof(*after), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_NULL(test, bytes);
+	KUNIT_ASSERT_NOT_NULL(test, before);
+	KUNIT_ASSERT_NOT_NULL(test, after);
+
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
+		files[i] = row_file(test, &fork_cases[i]);
+	parent = new_mm(test);
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
+		map_row(test, parent, &fork_cases[i], files[i], slot_addr(i), buf);
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
+		read_vma_at(test, parent, slot_addr(i), bytes + i * FORK_SIZE);
+	use_mm(NULL);
+	snapshot(parent, before);
+
+	for (i = 0; i < ARRAY_SIZE(fork_fault_knobs); i++)
+		set_fault_knob(test, &fork_fault_knobs[i]);
+
+	for (n = 1; n < 100000; n++) {
+		WRITE_ONCE(current->fail_nth, n);
+		child = dup_mm(current, parent);
+		left = READ_ONCE(current->fail_nth);
+		WRITE_ONCE(current->fail_nth, 0);
+		if (child) {
+			mmput(child);
+			if (left)
+				break;	/* fewer than n checks: done */
+			tolerated++;	/* the failure had a fallback */
+			continue;
+		}
+		failed++;
+		KUNIT_ASSERT_EQ_MSG(test, left, 0U,
+				    "dup_mm() failed at N=%u with no injection", n);
+		snapshot(parent, after);
+		KUNIT_ASSERT_TRUE_MSG(test, same_state(before, after),
+				      "parent changed by a fork failed at N=%u", n);
+	}
+	KUNIT_ASSERT_LT(test, n, 100000U);
+
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++) {
+		read_vma_at(test, parent, slot_addr(i), buf);
+		KUNIT_EXPECT_MEMEQ_MSG(test, buf, bytes + i * FORK_SIZE, FORK_SIZE,
+				       "row %u: %s", i, fork_cases[i].desc);
+	}
+	use_mm(NULL);
+	kunit_info(test, "dup_mm(): %u injection points, %u failed cleanly, %u tolerated; parent intact after each\n",
+		   n - 1, failed, tolerated);
+	KUNIT_EXPECT_GT(test, failed, 0U);
+}
+
+#endif
+
 static struct kunit_case fork_test_cases[] = {
 	KUNIT_CASE_PARAM(fork_case_test, fork_cases_gen_params),
+#if IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) && IS_ENABLED(CONFIG_FAILSLAB) && \
+	IS_ENABLED(CONFIG_FAIL_PAGE_ALLOC)
+	KUNIT_CASE_SLOW(dup_mm_fault_injection),
+#endif
 	{}
 };
 
