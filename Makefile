@@ -7,7 +7,7 @@ export BUILD
 
 KUNIT_PY = $(BUILD)/src/linux/tools/testing/kunit/kunit.py
 
-.PHONY: all deps tree test coverage test-tools check results help clean
+.PHONY: all deps tree test coverage test-tools check results repeat help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test coverage
@@ -24,6 +24,7 @@ help:
 	@echo "make test-tools the tools' own tests (tests/run)"
 	@echo "make check      all of the above, then every suite's results"
 	@echo "make results    'N passed, N failed, N skipped' over every suite"
+	@echo "make repeat     boot the built kernel 20 times; the KTAP must not change"
 	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
 
 deps:
@@ -49,6 +50,10 @@ check: deps tree test-tools test coverage
 
 results:
 	@tools/results
+
+# Determinism: the same build gives the same KTAP, run after run.
+repeat:
+	@tools/repeat-kunit 20
 
 clean:
 	rm -rf $(BUILD)
