@@ -35,6 +35,7 @@
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/swap.h>
+#include <linux/syscalls.h>
 #include <linux/uaccess.h>
 
 #include "../internal.h"
@@ -71,6 +72,7 @@ struct fork_case {
 	enum child_view child_reads;
 	unsigned int default_faults;	/* reading the vma, default fault-around */
 	bool pin;			/* FOLL_PIN the first page before fork */
+	bool remap_reversed;		/* remap_file_pages(): page i = file page N-1-i */
 };
 
 #define RW	(PROT_READ | PROT_WRITE)
@@ -141,6 +143,17 @@ static const struct fork_case fork_cases[] = {
 	 */
 	{ "pinned page in VM_MIXEDMAP", MIXEDMAP_DEVICE, RW, WRITES, 0,
 	  COPIED, PARENT_BYTES, 0, true },
+#ifndef CONFIG_ARCH_HAS_SYSCALL_WRAPPER
+	/*
+	 * remap_file_pages() (emulated since 4.0 by one linear MAP_SHARED
+	 * vma per rearranged page): fork skips these vmas like any shared
+	 * file mapping, and the child must still find each page at the file
+	 * offset the parent arranged, not the linear one. One vma per page,
+	 * so fault-around cannot map more than the faulting page.
+	 */
+	{ "remap_file_pages, reversed", SHARED_FILE, RW, NO_ACCESS, 0,
+	  SKIPPED, FILE_BYTES, FORK_PAGES, false, true },
+#endif
 	/* If dup_mmap() kept it, the child could read the parent's secret. */
 	{ "MADV_DONTFORK", PRIVATE_ANON, RW, WRITES, MADV_DONTFORK,
 	  ABSENT, ZEROES, 0 },
@@ -456,6 +469,24 @@ static void pin_first_page(struct kunit *test, struct mm_struct *mm,
 	KUNIT_ASSERT_TRUE(test, test_bit(MMF_HAS_PINNED, &mm->flags));
 }
 
+#ifndef CONFIG_ARCH_HAS_SYSCALL_WRAPPER
+/* Map file page FORK_PAGES-1-i at page i, with the syscall itself. */
+static void remap_reversed(struct kunit *test, unsigned long addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < FORK_PAGES; i++)
+		KUNIT_ASSERT_EQ(test, 0L,
+				sys_remap_file_pages(addr + i * PAGE_SIZE, PAGE_SIZE,
+						     0, FORK_PAGES - 1 - i, 0));
+}
+#else
+static void remap_reversed(struct kunit *test, unsigned long addr)
+{
+	KUNIT_FAIL(test, "remap_file_pages rows need a direct sys_ call");
+}
+#endif
+
 /* Map @row's vma at @addr of @mm and access it as the row says. */
 static void map_row(struct kunit *test, struct mm_struct *mm,
 		    const struct fork_case *row, struct file *file,
@@ -471,6 +502,8 @@ static void map_row(struct kunit *test, struct mm_struct *mm,
 	if (row->advice)
 		KUNIT_ASSERT_EQ(test, 0,
 				do_madvise(mm, addr, FORK_SIZE, row->advice));
+	if (row->remap_reversed)
+		remap_reversed(test, addr);
 	if (row->access == WRITES) {
 		write_vma_at(test, mm, addr, PARENT_PATTERN, buf);
 	} else if (row->access == READS) {
@@ -558,12 +591,52 @@ static void expect_cow_state(struct kunit *test, const struct fork_case *row,
 	}
 }
 
+/* What the child must read right after fork. */
+static void expect_child_view(struct kunit *test, const struct fork_case *row,
+			      const u8 *got)
+{
+	u8 *file, *want;
+	unsigned int i;
+
+	if (!row->remap_reversed) {
+		expect_bytes(test, got, child_seed(row), "child after fork");
+		return;
+	}
+	file = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
+	want = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, file);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	fill(file, FILE_PATTERN);
+	for (i = 0; i < FORK_PAGES; i++)
+		memcpy(want + i * PAGE_SIZE,
+		       file + (FORK_PAGES - 1 - i) * PAGE_SIZE, PAGE_SIZE);
+	KUNIT_EXPECT_MEMEQ_MSG(test, got, want, FORK_SIZE,
+			       "child after fork: file pages not where remapped");
+}
+
+/*
+ * With both mms gone, so must be every page-table page they allocated.
+ * NR_PAGETABLE is exact only without per-CPU deltas (!SMP, as UML is).
+ */
+static void expect_torn_down(struct kunit *test, struct mm_struct *parent,
+			     struct mm_struct *child, unsigned long pagetables)
+{
+	use_mm(NULL);
+	kunit_release_action(test, mmput_action, child);
+	kunit_release_action(test, mmput_action, parent);
+	if (!IS_ENABLED(CONFIG_SMP))
+		KUNIT_EXPECT_EQ_MSG(test,
+				    global_node_page_state(NR_PAGETABLE), pagetables,
+				    "page-table pages after both mms are gone");
+}
+
 static void fork_case_test(struct kunit *test)
 {
 	const struct fork_case *row = test->param_value;
 	unsigned int refs[FORK_PAGES] = {}, i;
 	struct pte_census before, parent_after, child_after;
 	unsigned long default_fault_around = READ_ONCE(fault_around_pages);
+	unsigned long pagetables = global_node_page_state(NR_PAGETABLE);
 	struct mm_struct *parent, *child;
 	u8 *buf;
 
@@ -581,6 +654,7 @@ static void fork_case_test(struct kunit *test)
 	child = fork_mm(test, parent);
 	if (row->outcome == ABSENT) {
 		KUNIT_EXPECT_FALSE(test, has_vma(child));
+		expect_torn_down(test, parent, child, pagetables);
 		return;
 	}
 	KUNIT_ASSERT_TRUE(test, has_vma(child));
@@ -598,7 +672,7 @@ static void fork_case_test(struct kunit *test)
 	set_fault_around(test, 1);
 	KUNIT_EXPECT_EQ(test, read_vma(test, child, buf),
 			row->outcome == COPIED ? 0UL : (unsigned long)FORK_PAGES);
-	expect_bytes(test, buf, child_seed(row), "child after fork");
+	expect_child_view(test, row, buf);
 
 	/* (d) the child's references are gone with the child */
 	use_mm(NULL);
@@ -616,8 +690,10 @@ static void fork_case_test(struct kunit *test)
 			(unsigned long)row->default_faults);
 
 	/* (b) after writes: private stays private, shared is shared */
-	if (!(row->prot & PROT_WRITE))
+	if (!(row->prot & PROT_WRITE)) {
+		expect_torn_down(test, parent, child, pagetables);
 		return;
+	}
 	write_vma(test, child, CHILD_PATTERN, buf);
 	read_vma(test, parent, buf);
 	expect_bytes(test, buf, is_shared(row) ? CHILD_PATTERN :
@@ -627,7 +703,7 @@ static void fork_case_test(struct kunit *test)
 	read_vma(test, child, buf);
 	expect_bytes(test, buf, is_shared(row) ? PARENT_PATTERN_2 :
 		     CHILD_PATTERN, "child after the parent wrote");
-	use_mm(NULL);
+	expect_torn_down(test, parent, child, pagetables);
 }
 
 #if IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) && IS_ENABLED(CONFIG_FAILSLAB) && \
@@ -714,6 +790,7 @@ struct parent_state {
 	unsigned int refs[ARRAY_SIZE(fork_cases)][FORK_PAGES];
 	s64 rss[NR_MM_COUNTERS];
 	unsigned long pgtables_bytes;
+	unsigned long pagetables;	/* NR_PAGETABLE: exact on !SMP */
 };
 
 static unsigned long slot_addr(unsigned int i)
@@ -736,6 +813,8 @@ static void snapshot(struct mm_struct *mm, struct parent_state *state)
 	for (i = 0; i < NR_MM_COUNTERS; i++)
 		state->rss[i] = percpu_counter_sum(&mm->rss_stat[i]);
 	state->pgtables_bytes = mm_pgtables_bytes(mm);
+	state->pagetables = IS_ENABLED(CONFIG_SMP) ? 0 :
+		global_node_page_state(NR_PAGETABLE);
 }
 
 /* Compare all but the pte write bits: a failed fork may leave COW ptes
@@ -752,7 +831,8 @@ static bool same_state(const struct parent_state *a, const struct parent_state *
 			return false;
 	return !memcmp(a->refs, b->refs, sizeof(a->refs)) &&
 	       !memcmp(a->rss, b->rss, sizeof(a->rss)) &&
-	       a->pgtables_bytes == b->pgtables_bytes;
+	       a->pgtables_bytes == b->pgtables_bytes &&
+	       a->pagetables == b->pagetables;
 }
 
 /*
