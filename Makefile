@@ -7,7 +7,7 @@ export BUILD
 
 KUNIT_PY = $(BUILD)/src/linux/tools/testing/kunit/kunit.py
 
-.PHONY: all deps tree test coverage test-tools check results repeat help clean
+.PHONY: all deps tree test coverage test-tools check results repeat mutate help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test coverage
@@ -25,6 +25,7 @@ help:
 	@echo "make check      all of the above, then every suite's results"
 	@echo "make results    'N passed, N failed, N skipped' over every suite"
 	@echo "make repeat     boot the built kernel 20 times; the KTAP must not change"
+	@echo "make mutate     every mutants/*.patch must be killed (tools/mutate)"
 	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
 
 deps:
@@ -50,6 +51,10 @@ check: deps tree test-tools test coverage
 
 results:
 	@tools/results
+
+# Mutation testing: each wrong kernel in mutants/ must fail a suite.
+mutate: tree
+	@tools/mutate
 
 # Determinism: the same build gives the same KTAP, run after run.
 repeat:
