@@ -10,7 +10,11 @@
  *   (c) faults: the child's minor faults to read the whole vma, with
  *       fault-around at one page and at its default;
  *   (d) no leak: once the child is gone, the parent's pages are back at
- *       the reference counts they had before the fork.
+ *       the reference counts they had before the fork; once both are
+ *       gone, so is every page-table page they allocated.
+ *
+ * dup_mm_fault_injection then fails each allocation of dup_mm() in turn
+ * and checks that every failure leaves the parent as it was.
  *
  * The test thread is the "process": it runs on the parent's mm to write or
  * read, switches to the child's mm to read or write there (kthread_use_mm),
