@@ -21,7 +21,10 @@
  *   child mm    |<------------ vm_area_dup(), not linked ------->|
  *
  * Neither mm holds a page: only the decision runs, once called directly
- * and once as fork takes it, inside copy_page_range().
+ * and once as fork takes it, inside copy_page_range(). There, the
+ * fork_copy= policy the kernel booted with (patches/0008) may copy what
+ * vma_needs_copy() skips, and the /proc/vmstat counters (patches/0007)
+ * must name the reason.
  */
 
 #include <kunit/test.h>
@@ -34,6 +37,7 @@
 #include <linux/userfaultfd_k.h>
 
 #include "../internal.h"
+#include "fork_copy_policy.h"
 
 #define FORKLAB_VMA_START	0x10000000UL
 #define FORKLAB_VMA_PAGES	4
@@ -278,15 +282,39 @@ static void vma_needs_copy_decision(struct kunit *test)
  * parent's write_protect_seq, which then moves by one write section. If
  * the inlined decision disagreed with the row, the count would say so.
  */
+/* The counters one copy_page_range() of @row's vma must move. */
+static struct fork_counts expected_counts(const struct vma_needs_copy_case *row,
+					  vm_flags_t flags, bool copy)
+{
+	struct fork_counts want = {};
+
+	if (!copy)
+		want.n[COUNT_SKIP] = 1;
+	else if (row->dst_uffd_wp)
+		want.n[COUNT_UFFD_WP] = 1;
+	else if (flags & (VM_PFNMAP | VM_MIXEDMAP))
+		want.n[COUNT_PFNMAP] = 1;
+	else if (row->anon_vma)
+		want.n[COUNT_ANON_VMA] = 1;
+	else
+		want.n[COUNT_POLICY] = 1;	/* the policy's, not upstream's */
+	return want;
+}
+
 static void copy_page_range_decision(struct kunit *test)
 {
 	const struct vma_needs_copy_case *row = test->param_value;
 	struct vm_area_struct *parent, *child;
+	struct fork_counts counts, want;
 	unsigned int seq_before, seq_after;
+	bool copy;
 	int err;
 
 	parent = build_parent_vma(test, row);
 	child = build_child_vma(test, parent, row->dst_uffd_wp);
+	copy = policy_copies(parent->vm_flags, row->copy);
+	want = expected_counts(row, parent->vm_flags, copy);
+	counts = read_fork_counts(test);
 
 	/* dup_mmap() holds both; copy_page_range() asserts the parent's. */
 	mmap_write_lock(parent->vm_mm);
@@ -299,9 +327,10 @@ static void copy_page_range_decision(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, err, 0);
 	KUNIT_EXPECT_EQ_MSG(test, seq_after - seq_before,
-			    row->copy && is_cow_mapping(row->flags) ? 2U : 0U,
+			    copy && is_cow_mapping(parent->vm_flags) ? 2U : 0U,
 			    "vm_flags %#lx, anon_vma %d, child uffd-wp %d",
 			    parent->vm_flags, row->anon_vma, row->dst_uffd_wp);
+	expect_fork_counts(test, &counts, &want);
 }
 
 static struct kunit_case vma_needs_copy_test_cases[] = {

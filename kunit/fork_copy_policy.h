@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the suites need from patches/0007 and 0008: the fork_copy= policy
+ * the kernel booted with, and the /proc/vmstat fork_* counters. Without
+ * those options the policy is upstream's and there are no counters.
+ */
+#ifndef FORKLAB_FORK_COPY_POLICY_H
+#define FORKLAB_FORK_COPY_POLICY_H
+
+#include <kunit/test.h>
+#include <linux/mm.h>
+#include <linux/vmstat.h>
+
+#include "../internal.h"
+
+static inline enum fork_copy_policy booted_fork_copy_policy(void)
+{
+#ifdef CONFIG_FORK_COPY_POLICY
+	return READ_ONCE(fork_copy_policy);
+#else
+	return FORK_COPY_LAZY;
+#endif
+}
+
+/*
+ * Does the booted policy copy a vma? @lazy_copies is upstream's answer.
+ * VM_MAYSHARE, not VM_SHARED: a MAP_SHARED file opened O_RDONLY is shared.
+ */
+static inline bool policy_copies(vm_flags_t flags, bool lazy_copies)
+{
+	switch (booted_fork_copy_policy()) {
+	case FORK_COPY_ALWAYS:
+		return true;
+	case FORK_COPY_SKIP_SHARED:
+		return lazy_copies || !(flags & VM_MAYSHARE);
+	default:
+		return lazy_copies;
+	}
+}
+
+/* Why fork copied a vma, or that it did not: one counter each. */
+enum fork_count {
+	COUNT_UFFD_WP, COUNT_PFNMAP, COUNT_ANON_VMA, COUNT_POLICY, COUNT_SKIP,
+	COUNT_PTES, NR_FORK_COUNTS
+};
+
+struct fork_counts {
+	unsigned long n[NR_FORK_COUNTS];
+};
+
+#ifdef CONFIG_FORK_COPY_STATS
+static inline struct fork_counts read_fork_counts(struct kunit *test)
+{
+	static const enum vm_event_item items[NR_FORK_COUNTS] = {
+		FORK_VMA_COPY_UFFD_WP, FORK_VMA_COPY_PFNMAP,
+		FORK_VMA_COPY_ANON_VMA, FORK_VMA_COPY_POLICY, FORK_VMA_SKIP,
+		FORK_PTE_COPY,
+	};
+	struct fork_counts counts;
+	unsigned long *events;
+	int i;
+
+	events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*events),
+			       GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, events);
+	all_vm_events(events);
+	for (i = 0; i < NR_FORK_COUNTS; i++)
+		counts.n[i] = events[items[i]];
+	kunit_kfree(test, events);
+	return counts;
+}
+
+/*
+ * The counters moved by exactly @want between @before and now. Nothing
+ * else forks while KUnit runs: kernel threads have no mm to copy.
+ */
+static inline void expect_fork_counts(struct kunit *test,
+				      const struct fork_counts *before,
+				      const struct fork_counts *want)
+{
+	static const char * const names[NR_FORK_COUNTS] = {
+		"fork_vma_copy_uffd_wp", "fork_vma_copy_pfnmap",
+		"fork_vma_copy_anon_vma", "fork_vma_copy_policy",
+		"fork_vma_skip", "fork_pte_copy",
+	};
+	struct fork_counts now = read_fork_counts(test);
+	int i;
+
+	for (i = 0; i < NR_FORK_COUNTS; i++)
+		KUNIT_EXPECT_EQ_MSG(test, now.n[i] - before->n[i], want->n[i],
+				    "%s", names[i]);
+}
+#else
+static inline struct fork_counts read_fork_counts(struct kunit *test)
+{
+	return (struct fork_counts){};
+}
+
+static inline void expect_fork_counts(struct kunit *test,
+				      const struct fork_counts *before,
+				      const struct fork_counts *want)
+{
+}
+#endif /* CONFIG_FORK_COPY_STATS */
+
+#endif /* FORKLAB_FORK_COPY_POLICY_H */
