@@ -7,7 +7,8 @@ export BUILD
 
 KUNIT_PY = $(BUILD)/src/linux/tools/testing/kunit/kunit.py
 
-.PHONY: all deps tree test coverage test-tools check results repeat mutate help clean
+.PHONY: all deps tree test kunit mm-tests policies coverage test-tools check \
+	results repeat mutate help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test coverage
@@ -19,7 +20,11 @@ help:
 	@echo "make deps       apt-get install what is missing (tools/deps)"
 	@echo "make tree       unpack, patch and wire build/src/linux (tools/prepare-tree)"
 	@echo "                KERNEL_SRC=/path/to/linux uses your tree, never writing to it"
-	@echo "make test       build ARCH=um and run the KUnit suites (tools/run-kunit)"
+	@echo "make test       kunit, then mm-tests"
+	@echo "make kunit      build ARCH=um and run the KUnit suites (tools/run-kunit)"
+	@echo "make mm-tests   mm-tests/ and selftests/mm/cow.c inside UML (tools/run-mm-tests)"
+	@echo "make policies   both again under each fork_copy= policy (tools/run-policies)"
+	@echo "                POLICIES=\"always skip-shared\" picks some"
 	@echo "make coverage   lcov + genhtml into build/coverage/html, then the gate"
 	@echo "make test-tools the tools' own tests (tests/run)"
 	@echo "make check      all of the above, then every suite's results"
@@ -34,8 +39,19 @@ deps:
 tree: deps
 	@tools/prepare-tree
 
+# Both suites run even if the first fails: CI counts every result.
 test: tree
+	@status=0; tools/run-kunit || status=1; \
+	tools/run-mm-tests || status=1; exit $$status
+
+kunit: tree
 	@tools/run-kunit
+
+mm-tests: tree
+	@tools/run-mm-tests
+
+policies: tree
+	@tools/run-policies $(POLICIES)
 
 # Coverage of the last 'make test' run; the gate fails on an unmet spec line.
 coverage:
@@ -48,6 +64,7 @@ test-tools: tree
 # 'kunit.py parse' from the console log the run kept.
 check: deps tree test-tools test coverage
 	@python3 $(KUNIT_PY) parse $(BUILD)/uml/test.log | tail -n 1
+	@python3 $(KUNIT_PY) parse $(BUILD)/mm-tests/results.ktap | tail -n 1
 
 results:
 	@tools/results

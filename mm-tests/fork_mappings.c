@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fork_mappings: one fork per mapping kind of mappings.h, as real
+ * processes. Per kind, the child checks right after fork
+ *
+ *   - its present ptes there (/proc/self/pagemap): the parent's count if
+ *     the running fork_copy= policy copies the kind, else 0;
+ *   - the bytes (the parent's, the file's, zeros, or no vma at all);
+ *   - its minor faults to read them: none when all ptes came with fork
+ *     (on UML, one per copied page: see forklab.h);
+ *   - that VM_LOCKED did not come along;
+ *
+ * then writes a byte, which the parent must see through a shared mapping
+ * and must not see through a private one.
+ */
+#include "mappings.h"
+
+static bool writable(const struct mapping *m)
+{
+	return m->kind != SHARED_FILE_RDONLY && m->child_sees != UNMAPPED;
+}
+
+static void child(const struct mapping *m)
+{
+	size_t present = present_pages(0, m->addr, MAPPING_SIZE);
+	size_t want = fork_copies(m) ? m->parent_present : 0;
+	const char *wrong;
+	long faults;
+
+	if (m->child_sees != UNMAPPED && present != want) {
+		ksft_print_msg("%s: child has %zu present ptes, want %zu\n",
+			       m->desc, present, want);
+		_exit(1);
+	}
+	wrong = child_check(m, &faults);
+	if (wrong) {
+		ksft_print_msg("%s: %s\n", m->desc, wrong);
+		_exit(1);
+	}
+	if (m->child_sees != UNMAPPED &&
+	    !faults_as_expected(faults, present, MAPPING_PAGES)) {
+		ksft_print_msg("%s: %ld faults with %zu of %d ptes present\n",
+			       m->desc, faults, present, MAPPING_PAGES);
+		_exit(1);
+	}
+	if (writable(m))
+		m->addr[0] = CHILD_PATTERN;
+	ksft_print_msg("%s: child: %zu ptes present, %ld faults to read %d pages\n",
+		       m->desc, present, faults, MAPPING_PAGES);
+	_exit(0);
+}
+
+static void test_mapping(const struct mapping *row)
+{
+	struct mapping m = *row;
+	uint8_t first;
+	pid_t pid;
+	int rc;
+
+	map_one(&m);
+	first = m.addr[0];	/* may map the zero page: count ptes after */
+	m.parent_present = present_pages(0, m.addr, MAPPING_SIZE);
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (pid == 0)
+		child(&m);
+	rc = wait_child(pid);
+	if (!rc && writable(&m) &&
+	    m.addr[0] != (is_shared(&m) ? CHILD_PATTERN : first)) {
+		ksft_print_msg("%s: the parent reads %#x after the child wrote\n",
+			       m.desc, m.addr[0]);
+		rc = 1;
+	}
+	ksft_test_result(!rc, "%s (fork_copy=%s)\n", m.desc,
+			 fork_copy_policy_name());
+	munlock(m.addr, MAPPING_SIZE);
+	if (m.kind == SYSV_SHM)
+		shmdt(m.addr);
+	else
+		munmap(m.addr, MAPPING_SIZE);
+}
+
+int main(void)
+{
+	size_t i;
+
+	ksft_print_header();
+	ksft_set_plan(NR_MAPPINGS);
+	for (i = 0; i < NR_MAPPINGS; i++)
+		test_mapping(&mapping_table[i]);
+	ksft_finished();
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What every mm-tests program reads about fork: the fork_copy= policy,
+ * the /proc/vmstat fork_* counters (patches/0007, 0008), present ptes
+ * from /proc/PID/pagemap, and minor faults from getrusage().
+ *
+ * Each helper exits the test with ksft_exit_fail_msg() when the kernel
+ * does not give what it should: a broken read must not look like a pass.
+ */
+#ifndef FORKLAB_MM_TESTS_H
+#define FORKLAB_MM_TESTS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest.h"
+
+#define PAGEMAP_PRESENT		(1ULL << 63)
+#define PAGEMAP_PFN_MASK	((1ULL << 55) - 1)
+
+enum fork_copy_policy { FORK_COPY_LAZY, FORK_COPY_ALWAYS, FORK_COPY_SKIP_SHARED };
+
+static inline size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The policy fork runs under: /proc/sys/vm/fork_copy, or upstream's. */
+static inline enum fork_copy_policy fork_copy_policy(void)
+{
+	char name[32] = "";
+	FILE *f = fopen("/proc/sys/vm/fork_copy", "r");
+
+	if (!f)
+		return FORK_COPY_LAZY;
+	if (!fgets(name, sizeof(name), f))
+		ksft_exit_fail_msg("read /proc/sys/vm/fork_copy: %s\n",
+				   strerror(errno));
+	fclose(f);
+	if (!strcmp(name, "always\n"))
+		return FORK_COPY_ALWAYS;
+	if (!strcmp(name, "skip-shared\n"))
+		return FORK_COPY_SKIP_SHARED;
+	if (strcmp(name, "lazy\n"))
+		ksft_exit_fail_msg("unknown fork_copy policy %s", name);
+	return FORK_COPY_LAZY;
+}
+
+static inline const char *fork_copy_policy_name(void)
+{
+	static const char * const names[] = { "lazy", "always", "skip-shared" };
+
+	return names[fork_copy_policy()];
+}
+
+/* Does fork copy a vma that upstream skips? @shared: VM_MAYSHARE. */
+static inline bool policy_copies_skipped(bool shared)
+{
+	switch (fork_copy_policy()) {
+	case FORK_COPY_ALWAYS:
+		return true;
+	case FORK_COPY_SKIP_SHARED:
+		return !shared;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A line "NAME VALUE" of /proc/vmstat, /proc/meminfo ("NAME: VALUE kB")
+ * or /proc/self/status. -1: the file has no such line.
+ */
+static inline long long proc_value(const char *path, const char *name)
+{
+	size_t len = strlen(name);
+	long long value = -1;
+	char line[256];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, name, len) &&
+		    (line[len] == ' ' || line[len] == ':' || line[len] == '\t')) {
+			value = strtoll(line + len + 1 + strspn(line + len + 1, " \t"),
+					NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return value;
+}
+
+static inline long long vmstat(const char *name)
+{
+	return proc_value("/proc/vmstat", name);
+}
+
+/* The fork_* counters, read together before and after one fork. */
+struct fork_counts {
+	long long vma_skip, vma_copy_policy, vma_copy_anon_vma, pte_copy;
+};
+
+static inline bool have_fork_counts(void)
+{
+	return vmstat("fork_pte_copy") >= 0;
+}
+
+static inline struct fork_counts read_fork_counts(void)
+{
+	struct fork_counts c = {
+		.vma_skip = vmstat("fork_vma_skip"),
+		.vma_copy_policy = vmstat("fork_vma_copy_policy"),
+		.vma_copy_anon_vma = vmstat("fork_vma_copy_anon_vma"),
+		.pte_copy = vmstat("fork_pte_copy"),
+	};
+	return c;
+}
+
+static inline struct fork_counts fork_counts_delta(struct fork_counts a,
+						   struct fork_counts b)
+{
+	struct fork_counts d = {
+		.vma_skip = b.vma_skip - a.vma_skip,
+		.vma_copy_policy = b.vma_copy_policy - a.vma_copy_policy,
+		.vma_copy_anon_vma = b.vma_copy_anon_vma - a.vma_copy_anon_vma,
+		.pte_copy = b.pte_copy - a.pte_copy,
+	};
+	return d;
+}
+
+/* Present ptes of [addr, addr + len) in @pid's page tables (0: self). */
+static inline size_t present_pages(pid_t pid, const void *addr, size_t len)
+{
+	size_t i, n = len / page_size(), present = 0;
+	uint64_t entry;
+	char path[64];
+	int fd;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/pagemap");
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
+	for (i = 0; i < n; i++) {
+		off_t off = ((uintptr_t)addr / page_size() + i) * sizeof(entry);
+
+		if (pread(fd, &entry, sizeof(entry), off) != sizeof(entry))
+			ksft_exit_fail_msg("read %s: %s\n", path, strerror(errno));
+		if (entry & PAGEMAP_PRESENT)
+			present++;
+	}
+	close(fd);
+	return present;
+}
+
+/* The pfn mapping @addr in this process (root only), 0 if none. */
+static inline uint64_t page_pfn(const void *addr)
+{
+	uint64_t entry;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0 || pread(fd, &entry, sizeof(entry),
+			    (uintptr_t)addr / page_size() * sizeof(entry)) !=
+		      sizeof(entry))
+		ksft_exit_fail_msg("read /proc/self/pagemap: %s\n",
+				   strerror(errno));
+	close(fd);
+	return entry & PAGEMAP_PRESENT ? entry & PAGEMAP_PFN_MASK : 0;
+}
+
+/*
+ * On UML a process's pages live in a host process, and a fork starts the
+ * child's host address space empty: its first touch of a page whose pte
+ * fork copied still traps into the kernel, once per page, and counts as
+ * a minor fault. A missing pte costs a real fault there as anywhere, which
+ * fault-around may share with up to 15 neighbours. So on UML a copy shows
+ * as one fault per page, not none; pagemap and the counters show it
+ * exactly (the KUnit suites count faults below that layer).
+ * /proc/exitcode exists only on UML.
+ */
+static inline bool copied_ptes_fault(void)
+{
+	return access("/proc/exitcode", F_OK) == 0;
+}
+
+/*
+ * The minor faults a child may take to read @pages pages of which fork
+ * copied @present ptes: none if all were copied (one each on UML), else
+ * at least one.
+ */
+static inline bool faults_as_expected(long faults, size_t present, size_t pages)
+{
+	if (present == pages)
+		return faults == (copied_ptes_fault() ? (long)pages : 0);
+	return faults >= 1 && faults <= (long)pages;
+}
+
+static inline long minor_faults(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/* Wait for @pid; its exit code, or 128 + the signal that killed it. */
+static inline int wait_child(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			ksft_exit_fail_msg("waitpid: %s\n", strerror(errno));
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+				   128 + WTERMSIG(status);
+}
+
+#endif /* FORKLAB_MM_TESTS_H */

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uml-init: pid 1 of a UML booted by tools/uml-run.
+ *
+ * The root is a hostfs directory uml-run prepared on the host:
+ *
+ *   /init                 this program, static
+ *   /prog                 the program to run, static
+ *   /forklab/argv         its argv, each argument ending in '\0'
+ *   /forklab/stdin        what it reads on stdin
+ *   /forklab/stdout       written here: what it wrote on stdout,
+ *   /forklab/stderr                     on stderr,
+ *   /forklab/status                     and how it ended ("exit N",
+ *                                       "signal N", or "init: ...")
+ *
+ * Mount proc, sysfs, debugfs, devtmpfs and a tmpfs on /tmp, run the
+ * program, hand its exit status to the host through /proc/exitcode
+ * (the linux process exits with it) and power off: a clean power-off is
+ * what makes UML write its gcov data.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_ARGS	256
+#define ARGV_SIZE	65536
+
+/* The status file, then /proc/exitcode: both say how the program ended. */
+static void report(int code, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+
+	f = fopen("/forklab/status", "w");
+	if (f) {
+		fprintf(f, "%s\n", line);
+		fclose(f);
+	}
+	f = fopen("/proc/exitcode", "w");
+	if (f) {
+		fprintf(f, "%d\n", code);
+		fclose(f);
+	}
+}
+
+static void power_off(void)
+{
+	sync();
+	reboot(RB_POWER_OFF);
+	/* Only if reboot() failed: pid 1 exiting panics, which also ends UML. */
+	_exit(1);
+}
+
+static void fail(const char *what)
+{
+	report(125, "init: %s: %s", what, strerror(errno));
+	power_off();
+}
+
+static void mount_or_fail(const char *type, const char *target)
+{
+	mkdir(target, 0755);
+	if (mount(type, target, type, 0, NULL))
+		fail(target);
+}
+
+static int read_argv(char **argv)
+{
+	static char buf[ARGV_SIZE];
+	ssize_t len, pos = 0;
+	int fd, argc = 0;
+
+	fd = open("/forklab/argv", O_RDONLY);
+	if (fd < 0)
+		fail("/forklab/argv");
+	while ((len = read(fd, buf + pos, sizeof(buf) - 1 - pos)) > 0)
+		pos += len;
+	close(fd);
+	if (len < 0)
+		fail("/forklab/argv");
+	buf[pos] = '\0';
+	for (len = 0; len < pos && argc < MAX_ARGS; len += strlen(buf + len) + 1)
+		argv[argc++] = buf + len;
+	argv[argc] = NULL;
+	return argc;
+}
+
+static void redirect(const char *path, int flags, int to)
+{
+	int fd = open(path, flags, 0644);
+
+	if (fd < 0 || dup2(fd, to) < 0)
+		fail(path);
+	close(fd);
+}
+
+int main(void)
+{
+	char *argv[MAX_ARGS + 1];
+	int status;
+	pid_t pid;
+
+	mount_or_fail("proc", "/proc");
+	mount_or_fail("sysfs", "/sys");
+	mount_or_fail("debugfs", "/sys/kernel/debug");
+	mount_or_fail("devtmpfs", "/dev");
+	mount_or_fail("tmpfs", "/tmp");
+
+	if (read_argv(argv) < 1) {
+		errno = EINVAL;
+		fail("/forklab/argv is empty");
+	}
+
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		redirect("/forklab/stdin", O_RDONLY, 0);
+		redirect("/forklab/stdout", O_WRONLY | O_CREAT | O_TRUNC, 1);
+		redirect("/forklab/stderr", O_WRONLY | O_CREAT | O_TRUNC, 2);
+		if (chdir("/tmp"))
+			_exit(125);
+		execv("/prog", argv);
+		dprintf(2, "uml-init: exec %s: %s\n", argv[0], strerror(errno));
+		_exit(126);
+	}
+
+	/* pid 1 reaps every orphan; the status that counts is the program's. */
+	for (;;) {
+		pid_t done = wait(&status);
+
+		if (done == pid)
+			break;
+		if (done < 0 && errno != EINTR)
+			fail("wait");
+	}
+	if (WIFEXITED(status))
+		report(WEXITSTATUS(status), "exit %d", WEXITSTATUS(status));
+	else
+		report(128 + WTERMSIG(status), "signal %d", WTERMSIG(status));
+	power_off();
+	return 0;
+}
