@@ -8,7 +8,7 @@
  *   - the bytes (the parent's, the file's, zeros, or no vma at all);
  *   - its minor faults to read them: none when all ptes came with fork
  *     (on UML, one per copied page: see forklab.h);
- *   - that VM_LOCKED did not come along;
+ *   - that VM_LOCKED did not come along, and that swap entries did;
  *
  * then writes a byte, which the parent must see through a shared mapping
  * and must not see through a private one.
@@ -30,6 +30,14 @@ static void child(const struct mapping *m)
 	if (m->child_sees != UNMAPPED && present != want) {
 		ksft_print_msg("%s: child has %zu present ptes, want %zu\n",
 			       m->desc, present, want);
+		_exit(1);
+	}
+	/* Every page the parent had swapped out is a swap entry here too. */
+	if (m->advice == MADV_PAGEOUT &&
+	    swapped_pages(0, m->addr, MAPPING_SIZE) + present != MAPPING_PAGES) {
+		ksft_print_msg("%s: child has %zu swap entries and %zu ptes of %d\n",
+			       m->desc, swapped_pages(0, m->addr, MAPPING_SIZE),
+			       present, MAPPING_PAGES);
 		_exit(1);
 	}
 	wrong = child_check(m, &faults);

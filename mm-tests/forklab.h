@@ -25,6 +25,7 @@
 #include "kselftest.h"
 
 #define PAGEMAP_PRESENT		(1ULL << 63)
+#define PAGEMAP_SWAPPED		(1ULL << 62)
 #define PAGEMAP_PFN_MASK	((1ULL << 55) - 1)
 
 enum fork_copy_policy { FORK_COPY_LAZY, FORK_COPY_ALWAYS, FORK_COPY_SKIP_SHARED };
@@ -138,8 +139,9 @@ static inline struct fork_counts fork_counts_delta(struct fork_counts a,
 	return d;
 }
 
-/* Present ptes of [addr, addr + len) in @pid's page tables (0: self). */
-static inline size_t present_pages(pid_t pid, const void *addr, size_t len)
+/* Ptes of [addr, addr + len) in @pid's page tables (0: self) with @bit. */
+static inline size_t pagemap_count(pid_t pid, const void *addr, size_t len,
+				   uint64_t bit)
 {
 	size_t i, n = len / page_size(), present = 0;
 	uint64_t entry;
@@ -158,11 +160,22 @@ static inline size_t present_pages(pid_t pid, const void *addr, size_t len)
 
 		if (pread(fd, &entry, sizeof(entry), off) != sizeof(entry))
 			ksft_exit_fail_msg("read %s: %s\n", path, strerror(errno));
-		if (entry & PAGEMAP_PRESENT)
+		if (entry & bit)
 			present++;
 	}
 	close(fd);
 	return present;
+}
+
+static inline size_t present_pages(pid_t pid, const void *addr, size_t len)
+{
+	return pagemap_count(pid, addr, len, PAGEMAP_PRESENT);
+}
+
+/* Swap ptes (and other non-present entries pagemap calls swapped). */
+static inline size_t swapped_pages(pid_t pid, const void *addr, size_t len)
+{
+	return pagemap_count(pid, addr, len, PAGEMAP_SWAPPED);
 }
 
 /* The pfn mapping @addr in this process (root only), 0 if none. */

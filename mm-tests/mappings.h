@@ -78,6 +78,13 @@ static const struct mapping mapping_table[] = {
 	/* Copied, the child would read the parent's data, not zeros. */
 	{ "MADV_WIPEONFORK", PRIVATE_ANON, WRITES, MADV_WIPEONFORK, false,
 	  true, ZEROES },
+	/*
+	 * Paged out: the data lives in swap, its address only in the
+	 * parent's ptes. Skipped, the child would read zeros; fork copies
+	 * the swap entries (copy_nonpresent_pte()), not pages.
+	 */
+	{ "private anon, paged out to swap", PRIVATE_ANON, WRITES,
+	  MADV_PAGEOUT, false, true, PARENT_BYTES },
 	/* VM_LOCKED inherited, the child would pin memory it never locked. */
 	{ "mlocked private anon", PRIVATE_ANON, WRITES, 0, true, true,
 	  PARENT_BYTES },
@@ -223,6 +230,9 @@ static inline void map_one(struct mapping *m)
 			sum += m->addr[i];
 	if (m->advice && madvise(m->addr, MAPPING_SIZE, m->advice))
 		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
+	if (m->advice == MADV_PAGEOUT &&
+	    swapped_pages(0, m->addr, MAPPING_SIZE) != MAPPING_PAGES)
+		ksft_exit_skip("MADV_PAGEOUT left pages in memory: no swap?\n");
 	if (m->mlocked && mlock(m->addr, MAPPING_SIZE))
 		ksft_exit_fail_msg("mlock: %s\n", strerror(errno));
 }

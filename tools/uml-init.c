@@ -8,15 +8,16 @@
  *   /prog                 the program to run, static
  *   /forklab/argv         its argv, each argument ending in '\0'
  *   /forklab/stdin        what it reads on stdin
+ *   /dev/ubda             if there is one, swap space (mkswap'ed)
  *   /forklab/stdout       written here: what it wrote on stdout,
  *   /forklab/stderr                     on stderr,
  *   /forklab/status                     and how it ended ("exit N",
  *                                       "signal N", or "init: ...")
  *
- * Mount proc, sysfs, debugfs, devtmpfs and a tmpfs on /tmp, run the
- * program, hand its exit status to the host through /proc/exitcode
- * (the linux process exits with it) and power off: a clean power-off is
- * what makes UML write its gcov data.
+ * Mount proc, sysfs, debugfs, devtmpfs and a tmpfs on /tmp, swap to
+ * /dev/ubda if uml-run gave one, run the program, hand its exit status
+ * to the host through /proc/exitcode (the linux process exits with it)
+ * and power off: a clean power-off is what makes UML write its gcov data.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,7 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/swap.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -119,6 +121,8 @@ int main(void)
 	mount_or_fail("debugfs", "/sys/kernel/debug");
 	mount_or_fail("devtmpfs", "/dev");
 	mount_or_fail("tmpfs", "/tmp");
+	if (access("/dev/ubda", F_OK) == 0 && swapon("/dev/ubda", 0))
+		fail("swapon /dev/ubda");
 
 	if (read_argv(argv) < 1) {
 		errno = EINVAL;
