@@ -22,7 +22,7 @@ static bool writable(const struct mapping *m)
 
 static void child(const struct mapping *m)
 {
-	size_t present = present_pages(0, m->addr, MAPPING_SIZE);
+	size_t present = present_pages(m->addr, MAPPING_SIZE);
 	size_t want = fork_copies(m) ? m->parent_present : 0;
 	const char *wrong;
 	long faults;
@@ -34,9 +34,9 @@ static void child(const struct mapping *m)
 	}
 	/* Every page the parent had swapped out is a swap entry here too. */
 	if (m->advice == MADV_PAGEOUT &&
-	    swapped_pages(0, m->addr, MAPPING_SIZE) + present != MAPPING_PAGES) {
+	    swapped_pages(m->addr, MAPPING_SIZE) + present != MAPPING_PAGES) {
 		ksft_print_msg("%s: child has %zu swap entries and %zu ptes of %d\n",
-			       m->desc, swapped_pages(0, m->addr, MAPPING_SIZE),
+			       m->desc, swapped_pages(m->addr, MAPPING_SIZE),
 			       present, MAPPING_PAGES);
 		_exit(1);
 	}
@@ -67,7 +67,7 @@ static void test_mapping(const struct mapping *row)
 
 	map_one(&m);
 	first = m.addr[0];	/* may map the zero page: count ptes after */
-	m.parent_present = present_pages(0, m.addr, MAPPING_SIZE);
+	m.parent_present = present_pages(m.addr, MAPPING_SIZE);
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)

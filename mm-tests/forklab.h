@@ -23,10 +23,7 @@
 #include <unistd.h>
 
 #include "kselftest.h"
-
-#define PAGEMAP_PRESENT		(1ULL << 63)
-#define PAGEMAP_SWAPPED		(1ULL << 62)
-#define PAGEMAP_PFN_MASK	((1ULL << 55) - 1)
+#include "mm/vm_util.h"		/* pagemap_get_entry(), PM_PRESENT, ... */
 
 enum fork_copy_policy { FORK_COPY_LAZY, FORK_COPY_ALWAYS, FORK_COPY_SKIP_SHARED };
 
@@ -139,58 +136,43 @@ static inline struct fork_counts fork_counts_delta(struct fork_counts a,
 	return d;
 }
 
-/* Ptes of [addr, addr + len) in @pid's page tables (0: self) with @bit. */
-static inline size_t pagemap_count(pid_t pid, const void *addr, size_t len,
-				   uint64_t bit)
+/* Entries of [addr, addr + len) in this process's pagemap with @bit. */
+static inline size_t pagemap_count(const void *addr, size_t len, uint64_t bit)
 {
-	size_t i, n = len / page_size(), present = 0;
-	uint64_t entry;
-	char path[64];
-	int fd;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	size_t i, n = 0;
 
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/pagemap");
-	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
-	for (i = 0; i < n; i++) {
-		off_t off = ((uintptr_t)addr / page_size() + i) * sizeof(entry);
-
-		if (pread(fd, &entry, sizeof(entry), off) != sizeof(entry))
-			ksft_exit_fail_msg("read %s: %s\n", path, strerror(errno));
-		if (entry & bit)
-			present++;
-	}
+		ksft_exit_fail_msg("open /proc/self/pagemap: %s\n", strerror(errno));
+	for (i = 0; i < len; i += page_size())
+		if (pagemap_get_entry(fd, (char *)addr + i) & bit)
+			n++;
 	close(fd);
-	return present;
+	return n;
 }
 
-static inline size_t present_pages(pid_t pid, const void *addr, size_t len)
+static inline size_t present_pages(const void *addr, size_t len)
 {
-	return pagemap_count(pid, addr, len, PAGEMAP_PRESENT);
+	return pagemap_count(addr, len, PM_PRESENT);
 }
 
 /* Swap ptes (and other non-present entries pagemap calls swapped). */
-static inline size_t swapped_pages(pid_t pid, const void *addr, size_t len)
+static inline size_t swapped_pages(const void *addr, size_t len)
 {
-	return pagemap_count(pid, addr, len, PAGEMAP_SWAPPED);
+	return pagemap_count(addr, len, PM_SWAP);
 }
 
 /* The pfn mapping @addr in this process (root only), 0 if none. */
-static inline uint64_t page_pfn(const void *addr)
+static inline unsigned long page_pfn(const void *addr)
 {
-	uint64_t entry;
 	int fd = open("/proc/self/pagemap", O_RDONLY);
+	unsigned long pfn;
 
-	if (fd < 0 || pread(fd, &entry, sizeof(entry),
-			    (uintptr_t)addr / page_size() * sizeof(entry)) !=
-		      sizeof(entry))
-		ksft_exit_fail_msg("read /proc/self/pagemap: %s\n",
-				   strerror(errno));
+	if (fd < 0)
+		ksft_exit_fail_msg("open /proc/self/pagemap: %s\n", strerror(errno));
+	pfn = pagemap_get_pfn(fd, (char *)addr);
 	close(fd);
-	return entry & PAGEMAP_PRESENT ? entry & PAGEMAP_PFN_MASK : 0;
+	return pfn == -1ul ? 0 : pfn;
 }
 
 /*

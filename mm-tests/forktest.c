@@ -65,7 +65,7 @@ static void child_reads(int fd, const volatile uint8_t *seg, size_t pages)
 	long before;
 
 	if (seg)
-		rep.present = present_pages(0, (const void *)seg, pages * ps);
+		rep.present = present_pages((const void *)seg, pages * ps);
 	before = minor_faults();
 	before = minor_faults();	/* the first call may COW its stack */
 	for (i = 0; i < pages; i++)

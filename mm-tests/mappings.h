@@ -231,7 +231,7 @@ static inline void map_one(struct mapping *m)
 	if (m->advice && madvise(m->addr, MAPPING_SIZE, m->advice))
 		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
 	if (m->advice == MADV_PAGEOUT &&
-	    swapped_pages(0, m->addr, MAPPING_SIZE) != MAPPING_PAGES)
+	    swapped_pages(m->addr, MAPPING_SIZE) != MAPPING_PAGES)
 		ksft_exit_skip("MADV_PAGEOUT left pages in memory: no swap?\n");
 	if (m->mlocked && mlock(m->addr, MAPPING_SIZE))
 		ksft_exit_fail_msg("mlock: %s\n", strerror(errno));

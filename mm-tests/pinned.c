@@ -24,7 +24,7 @@
 #define PAGES	4
 
 struct child_view {
-	uint64_t pfn[PAGES];
+	unsigned long pfn[PAGES];
 	bool bytes_ok;
 };
 
@@ -61,7 +61,7 @@ int main(void)
 {
 	size_t ps = page_size(), i, shared = 0, copied = 0, kept = 0;
 	struct io_uring_params params = {};
-	uint64_t pfn[PAGES];
+	unsigned long pfn[PAGES];
 	struct child_view view;
 	struct iovec iov;
 	uint8_t *buf;
