@@ -29,7 +29,7 @@ help:
 	@echo "make test-tools the tools' own tests (tests/run)"
 	@echo "make check      all of the above, then every suite's results"
 	@echo "make results    'N passed, N failed, N skipped' over every suite"
-	@echo "make repeat     boot the built kernel 20 times; the KTAP must not change"
+	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
 	@echo "make mutate     every mutants/*.patch must be killed (tools/mutate)"
 	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
 
@@ -62,9 +62,11 @@ test-tools: tree
 
 # README's test command. The tools' tests come after coverage: some boot
 # UML (a hang among them), and coverage is that of the suites. The KUnit
-# and mm-tests summaries are printed again last, by 'kunit.py parse'.
+# and mm-tests summaries are printed again last, by 'kunit.py parse' (of
+# the KTAP in which tools/console-scan failed the tests the kernel
+# complained in).
 check: deps tree test coverage test-tools
-	@python3 $(KUNIT_PY) parse $(BUILD)/uml/test.log | tail -n 1
+	@python3 $(KUNIT_PY) parse $(BUILD)/kunit.ktap | tail -n 1
 	@python3 $(KUNIT_PY) parse $(BUILD)/mm-tests/results.ktap | tail -n 1
 
 results:
@@ -75,8 +77,9 @@ mutate: tree
 	@tools/mutate
 
 # Determinism: the same build gives the same KTAP, run after run.
+N ?= 20
 repeat:
-	@tools/repeat-kunit 20
+	@tools/repeat-kunit $(N)
 
 clean:
 	rm -rf $(BUILD)
