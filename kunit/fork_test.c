@@ -936,7 +936,20 @@ static void dup_mm_fault_injection(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(fork_fault_knobs); i++)
 		set_fault_knob(test, &fork_fault_knobs[i]);
 
+	/*
+	 * The same checks in the same order on every boot: each failed
+	 * dup_mm() frees its maple nodes through RCU, so without a barrier
+	 * whether the next one can find free nodes or refills the slab (a page
+	 * allocation that the N-th injection may hit, tolerated through
+	 * allocate_slab()'s fallback to a lower order) depends on when a
+	 * grace period ended. One uninjected dup_mm() first fills every
+	 * cache that a whole fork takes objects from.
+	 */
+	child = dup_mm(current, parent);
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	mmput(child);
 	for (n = 1; n < 100000; n++) {
+		rcu_barrier();
 		WRITE_ONCE(current->fail_nth, n);
 		child = dup_mm(current, parent);
 		left = READ_ONCE(current->fail_nth);
