@@ -36,8 +36,10 @@
 #include <kunit/test.h>
 #include <linux/anon_inodes.h>
 #include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/kallsyms.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -48,6 +50,7 @@
 #include <linux/uaccess.h>
 
 #include "../internal.h"
+#include "fail_nth_sites.h"
 #include "fork_copy_policy.h"
 
 #define FORK_ADDR	0x10000000UL
@@ -897,6 +900,138 @@ static bool same_state(const struct parent_state *a, const struct parent_state *
 	       a->pagetables == b->pagetables;
 }
 
+/* What a child holds right after fork: per row, its ptes and bytes. */
+struct child_image {
+	unsigned int present[ARRAY_SIZE(fork_cases)];
+	bool mapped[ARRAY_SIZE(fork_cases)];
+	u8 bytes[ARRAY_SIZE(fork_cases)][FORK_SIZE];
+};
+
+static void take_child_image(struct kunit *test, struct mm_struct *child,
+			     struct child_image *image)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
+		image->present[i] = take_census(child, slot_addr(i)).present;
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++) {
+		mmap_read_lock(child);
+		image->mapped[i] = find_vma_intersection(child, slot_addr(i),
+						slot_addr(i) + FORK_SIZE);
+		mmap_read_unlock(child);
+		if (image->mapped[i])
+			read_vma_at(test, child, slot_addr(i), image->bytes[i]);
+	}
+	use_mm(NULL);
+}
+
+#if IS_ENABLED(CONFIG_FAULT_INJECTION_NTH_SITE)
+/*
+ * Each injection point by its call site (patches/0009 keeps the stack of
+ * the check fail-nth failed; fail_nth_sites.h says how to read it), with
+ * how often a failure there failed dup_mm() and how often dup_mm() went on.
+ */
+#define MAX_FAIL_SITES	32
+
+struct fail_site {
+	char name[64];
+	bool refill, nowarn;
+	unsigned int failed, tolerated;
+};
+
+struct fail_sites {
+	struct fail_site site[MAX_FAIL_SITES];
+	unsigned int nr;
+	struct fault_nth_site rec;
+	char sym[KSYM_SYMBOL_LEN];
+};
+
+/* The site of the last injection: its caller outside the allocator. */
+static struct fail_site *injection_site(struct kunit *test,
+					struct fail_sites *sites)
+{
+	struct fault_nth_site *rec = &sites->rec;
+	struct fail_site *site, key = {};
+	unsigned int i;
+
+	key.nowarn = rec->flags & FAULT_NOWARN;
+	strscpy(key.name, "?", sizeof(key.name));
+	for (i = 0; i < rec->nr_entries; i++) {
+		sprint_symbol_no_offset(sites->sym, rec->entries[i]);
+		sites->sym[strcspn(sites->sym, ".")] = '\0';	/* .constprop.0 */
+		if (fail_nth_frame_is(sites->sym, FAIL_NTH_SLAB_REFILL))
+			key.refill = true;
+		if (!fail_nth_is_alloc_frame(sites->sym)) {
+			strscpy(key.name, sites->sym, sizeof(key.name));
+			break;
+		}
+	}
+	for (i = 0; i < sites->nr; i++) {
+		site = &sites->site[i];
+		if (!strcmp(site->name, key.name) && site->refill == key.refill &&
+		    site->nowarn == key.nowarn)
+			return site;
+	}
+	KUNIT_ASSERT_LT_MSG(test, sites->nr, MAX_FAIL_SITES, "too many sites");
+	sites->site[sites->nr] = key;
+	return &sites->site[sites->nr++];
+}
+
+/*
+ * Hold the N-th injection to its site's rule: a site with a fallback
+ * (fail_nth_fallback()) is tolerated, every other fails dup_mm().
+ */
+static void check_injection(struct kunit *test, struct fail_sites *sites,
+			    unsigned long seq, unsigned int n, bool tolerated)
+{
+	struct fail_site *site;
+	const char *why;
+
+	fault_nth_site(&sites->rec);
+	KUNIT_ASSERT_EQ_MSG(test, sites->rec.seq, seq + 1,
+			    "N=%u: no record of the injection", n);
+	KUNIT_ASSERT_EQ(test, sites->rec.pid, task_pid_nr(current));
+	site = injection_site(test, sites);
+	why = fail_nth_fallback(site->name, site->refill, site->nowarn);
+	kunit_info(test, "injection %u: %s%s%s: %s\n", n, site->name,
+		   site->refill ? ", slab refill" : "",
+		   site->nowarn ? ", no-warn" : "",
+		   tolerated ? "tolerated" : "failed cleanly");
+	if (fail_nth_either_way(site->name)) {
+		if (tolerated)
+			site->tolerated++;
+		else
+			site->failed++;
+		return;
+	}
+	if (tolerated) {
+		site->tolerated++;
+		KUNIT_EXPECT_NOT_NULL_MSG(test, why,
+			"N=%u: dup_mm() went on after a failure in %s%s, which has no fallback",
+			n, site->name, site->refill ? " (slab refill)" : "");
+	} else {
+		site->failed++;
+		KUNIT_EXPECT_NULL_MSG(test, why,
+			"N=%u: a failure in %s failed dup_mm(), although %s",
+			n, site->name, why);
+	}
+}
+
+static void report_sites(struct kunit *test, const struct fail_sites *sites)
+{
+	unsigned int i;
+
+	for (i = 0; i < sites->nr; i++) {
+		const struct fail_site *site = &sites->site[i];
+
+		kunit_info(test, "site %s%s%s: %u failed cleanly, %u tolerated\n",
+			   site->name, site->refill ? ", slab refill" : "",
+			   site->nowarn ? ", no-warn" : "", site->failed,
+			   site->tolerated);
+	}
+}
+#endif
+
 /*
  * For N = 1, 2, ...: fail the N-th fault-injection check inside dup_mm()
  * of a parent holding every mapping kind of the table. Each failure must
@@ -909,15 +1044,26 @@ static void dup_mm_fault_injection(struct kunit *test)
 {
 	struct file *files[ARRAY_SIZE(fork_cases)];
 	struct parent_state *before, *after;
+	struct child_image *want, *got;
 	unsigned int i, n, failed = 0, tolerated = 0, left;
 	struct mm_struct *parent, *child;
 	u8 *buf, *bytes;
+#if IS_ENABLED(CONFIG_FAULT_INJECTION_NTH_SITE)
+	struct fail_sites *sites = kunit_kzalloc(test, sizeof(*sites), GFP_KERNEL);
+	unsigned long seq;
+
+	KUNIT_ASSERT_NOT_NULL(test, sites);
+#endif
 
 	buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
 	bytes = kunit_kmalloc_array(test, ARRAY_SIZE(fork_cases), FORK_SIZE,
 				    GFP_KERNEL);
 	before = kunit_kzalloc(test, sizeof(*before), GFP_KERNEL);
 	after = kunit_kzalloc(test, sizeof(*after), GFP_KERNEL);
+	want = kunit_kzalloc(test, sizeof(*want), GFP_KERNEL);
+	got = kunit_kzalloc(test, sizeof(*got), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	KUNIT_ASSERT_NOT_NULL(test, got);
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	KUNIT_ASSERT_NOT_NULL(test, bytes);
 	KUNIT_ASSERT_NOT_NULL(test, before);
@@ -943,22 +1089,49 @@ static void dup_mm_fault_injection(struct kunit *test)
 	 * allocation that the N-th injection may hit, tolerated through
 	 * allocate_slab()'s fallback to a lower order) depends on when a
 	 * grace period ended. One uninjected dup_mm() first fills every
-	 * cache that a whole fork takes objects from.
+	 * cache that a whole fork takes objects from; its child is what
+	 * the child of every tolerated injection must look like.
 	 */
 	child = dup_mm(current, parent);
 	KUNIT_ASSERT_NOT_NULL(test, child);
+	take_child_image(test, child, want);
 	mmput(child);
 	for (n = 1; n < 100000; n++) {
 		rcu_barrier();
+#if IS_ENABLED(CONFIG_FAULT_INJECTION_NTH_SITE)
+		fault_nth_site(&sites->rec);
+		seq = sites->rec.seq;
+#endif
 		WRITE_ONCE(current->fail_nth, n);
 		child = dup_mm(current, parent);
 		left = READ_ONCE(current->fail_nth);
 		WRITE_ONCE(current->fail_nth, 0);
+#if IS_ENABLED(CONFIG_FAULT_INJECTION_NTH_SITE)
+		if (!left)
+			check_injection(test, sites, seq, n, child);
+#endif
 		if (child) {
-			mmput(child);
-			if (left)
+			if (left) {
+				mmput(child);
 				break;	/* fewer than n checks: done */
-			tolerated++;	/* the failure had a fallback */
+			}
+			/*
+			 * The failure had a fallback: the child must be the
+			 * child of a fork without injection, row by row.
+			 */
+			take_child_image(test, child, got);
+			mmput(child);
+			for (i = 0; i < ARRAY_SIZE(fork_cases); i++) {
+				KUNIT_EXPECT_EQ_MSG(test, got->present[i], want->present[i],
+						    "N=%u, row %u: child's present ptes", n, i);
+				KUNIT_EXPECT_EQ_MSG(test, got->mapped[i], want->mapped[i],
+						    "N=%u, row %u: child's vma", n, i);
+				if (got->mapped[i] && want->mapped[i])
+					KUNIT_EXPECT_MEMEQ_MSG(test, got->bytes[i], want->bytes[i],
+							       FORK_SIZE, "N=%u, row %u: child's bytes",
+							       n, i);
+			}
+			tolerated++;
 			continue;
 		}
 		failed++;
@@ -978,8 +1151,81 @@ static void dup_mm_fault_injection(struct kunit *test)
 	use_mm(NULL);
 	kunit_info(test, "dup_mm(): %u injection points, %u failed cleanly, %u tolerated; parent intact after each\n",
 		   n - 1, failed, tolerated);
+#if IS_ENABLED(CONFIG_FAULT_INJECTION_NTH_SITE)
+	report_sites(test, sites);
+#endif
 	KUNIT_EXPECT_GT(test, failed, 0U);
 }
+
+#if IS_ENABLED(CONFIG_FAULT_INJECTION_STACKTRACE_FILTER) && IS_ENABLED(CONFIG_KALLSYMS)
+static void clear_make_it_fail(void *unused)
+{
+	current->make_it_fail = 0;
+}
+
+/*
+ * fail-nth fails one check, so the fallback of a site that has one is
+ * never made to fail with it: anon_vma_clone() tries GFP_NOWAIT under
+ * the anon_vma lock, then drops it and retries with GFP_KERNEL. Fail
+ * both, with failslab itself (probability 100, times 2, this task only,
+ * only under anon_vma_clone() by the stacktrace filter): dup_mm() must
+ * then fail through dup_mmap()'s anon_vma_fork() error path and leave
+ * the parent as it was. A fork that went on with a half-cloned chain,
+ * or an error path that leaks the vma copy (mutant 13) or the chains
+ * cloned so far, shows here.
+ */
+static void anon_vma_clone_retry_fails(struct kunit *test)
+{
+	unsigned long start = (unsigned long)anon_vma_clone, size, offset;
+	struct fault_knob knobs[] = {
+		{ "failslab", "ignore-gfp-wait", KNOB_BOOL, 0 },
+		{ "failslab", "verbose", KNOB_ULONG, 0 },
+		{ "failslab", "task-filter", KNOB_BOOL, 1 },
+		{ "failslab", "stacktrace-depth", KNOB_ULONG, 32 },
+		{ "failslab", "require-start", KNOB_ULONG, start },
+		{ "failslab", "require-end", KNOB_ULONG, 0 },
+		{ "failslab", "interval", KNOB_ULONG, 1 },
+		{ "failslab", "times", KNOB_U32, 2 },
+		{ "failslab", "probability", KNOB_ULONG, 100 },
+	};
+	struct file *files[ARRAY_SIZE(fork_cases)];
+	struct parent_state *before, *after;
+	struct mm_struct *parent, *child;
+	unsigned int i;
+	u8 *buf;
+
+	KUNIT_ASSERT_TRUE(test, kallsyms_lookup_size_offset(start, &size, &offset));
+	knobs[5].value = start + size;
+	buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
+	before = kunit_kzalloc(test, sizeof(*before), GFP_KERNEL);
+	after = kunit_kzalloc(test, sizeof(*after), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_NULL(test, before);
+	KUNIT_ASSERT_NOT_NULL(test, after);
+
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
+		files[i] = row_file(test, &fork_cases[i]);
+	parent = new_mm(test);
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
+		map_row(test, parent, &fork_cases[i], files[i], slot_addr(i), buf);
+	use_mm(NULL);
+	snapshot(parent, before);
+
+	for (i = 0; i < ARRAY_SIZE(knobs); i++)
+		set_fault_knob(test, &knobs[i]);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, clear_make_it_fail, NULL));
+	current->make_it_fail = 1;
+	child = dup_mm(current, parent);
+	current->make_it_fail = 0;
+	if (child)
+		mmput(child);
+	KUNIT_EXPECT_NULL_MSG(test, child,
+			      "dup_mm() went on although both of anon_vma_clone()'s tries failed");
+	snapshot(parent, after);
+	KUNIT_EXPECT_TRUE_MSG(test, same_state(before, after),
+			      "parent changed by a fork that failed in anon_vma_clone()");
+}
+#endif
 
 #endif
 
@@ -988,6 +1234,10 @@ static struct kunit_case fork_test_cases[] = {
 #if IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) && IS_ENABLED(CONFIG_FAILSLAB) && \
 	IS_ENABLED(CONFIG_FAIL_PAGE_ALLOC)
 	KUNIT_CASE_SLOW(dup_mm_fault_injection),
+#endif
+#if IS_ENABLED(CONFIG_FAULT_INJECTION_STACKTRACE_FILTER) && IS_ENABLED(CONFIG_KALLSYMS) && \
+	IS_ENABLED(CONFIG_FAILSLAB) && IS_ENABLED(CONFIG_FAIL_PAGE_ALLOC)
+	KUNIT_CASE(anon_vma_clone_retry_fails),
 #endif
 	{}
 };
