@@ -8,7 +8,7 @@ export BUILD
 KUNIT_PY = $(BUILD)/src/linux/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree test kunit mm-tests policies coverage test-tools check \
-	results repeat mutate help clean
+	results repeat stress mutate help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test coverage
@@ -28,8 +28,10 @@ help:
 	@echo "make coverage   lcov + genhtml into build/coverage/html, then the gate"
 	@echo "make test-tools the tools' own tests (tests/run)"
 	@echo "make check      all of the above, then every suite's results"
+	@echo "                SANITIZE=1: the suites on a KASAN/lockdep/kmemleak/UBSAN build"
 	@echo "make results    'N passed, N failed, N skipped' over every suite"
 	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
+	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
 	@echo "make mutate     every mutants/*.patch must be killed (tools/mutate)"
 	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
 
@@ -65,9 +67,19 @@ test-tools: tree
 # and mm-tests summaries are printed again last, by 'kunit.py parse' (of
 # the KTAP in which tools/console-scan failed the tests the kernel
 # complained in).
+# SANITIZE=1: both suites on the sanitizer build (configs/sanitize.config,
+# build/uml-sanitize), results in build/sanitize; no coverage there.
+SANITIZE ?= 0
+export SANITIZE
+ifeq ($(SANITIZE),1)
+check: deps tree test
+	@python3 $(KUNIT_PY) parse $(BUILD)/sanitize/kunit.ktap | tail -n 1
+	@python3 $(KUNIT_PY) parse $(BUILD)/sanitize/mm-tests/results.ktap | tail -n 1
+else
 check: deps tree test coverage test-tools
 	@python3 $(KUNIT_PY) parse $(BUILD)/kunit.ktap | tail -n 1
 	@python3 $(KUNIT_PY) parse $(BUILD)/mm-tests/results.ktap | tail -n 1
+endif
 
 results:
 	@tools/results
@@ -77,9 +89,12 @@ mutate: tree
 	@tools/mutate
 
 # Determinism: the same build gives the same KTAP, run after run.
-N ?= 20
 repeat:
-	@tools/repeat-kunit $(N)
+	@tools/repeat-kunit $(or $(N),20)
+
+# Both suites, N times each (tools/stress).
+stress:
+	@tools/stress $(or $(N),5)
 
 clean:
 	rm -rf $(BUILD)

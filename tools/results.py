@@ -318,7 +318,8 @@ def main():
 				       need, log))
 
 	# Every section belongs to a suite; every suite has a section: its
-	# own ([mm-tests-always]) or its base suite's ([mm-tests]).
+	# own ([mm-tests-always]) or its base suite's ([mm-tests]). The
+	# sanitizer build's suites (kunit-sanitize) report the same rows.
 	names = [name for name, _, _, _ in suites]
 	for section in expectations:
 		if section not in names:
@@ -326,8 +327,9 @@ def main():
 			    f'(want one of {", ".join(names)})')
 	wanted = {}
 	for name, policy, _, _ in suites:
-		base = name[:-len(policy) - 1] if policy and \
-			name.endswith('-' + policy) else name
+		base = name.removesuffix('-sanitize')
+		if policy and base.endswith('-' + policy):
+			base = base[:-len(policy) - 1]
 		section = name if name in expectations else base
 		if section not in expectations:
 			die(f'{expect_path}: no [{base}] section')
