@@ -13,8 +13,8 @@
  *
  * Each site fails the same way every time: the fork fails cleanly,
  * unless the site has a fallback, when the fork goes on without it.
- * Two have one, and they must be tolerated (a failure there is a
- * fallback that did not run):
+ * These have one, and must be tolerated (a failure there is a fallback
+ * that did not run):
  *
  *   anon_vma_clone, no-warn   its GFP_NOWAIT try under the anon_vma
  *                             lock; it drops the lock and retries with
@@ -22,6 +22,10 @@
  *   slab refill, no-warn      a slab's higher-order page (NORETRY);
  *                             allocate_slab() falls back to the
  *                             minimum order (the next check)
+ *
+ * and, in the sanitizer build (make check SANITIZE=1), the bookkeeping
+ * nested in each allocation: kmemleak's metadata (from its memory pool
+ * instead) and KASAN's stack depot pages (the stack goes unsaved).
  *
  * One site may go either way, because its stack cannot tell two
  * allocations apart:
@@ -99,8 +103,19 @@ static inline const char *fail_nth_fallback(const char *site, int refill,
 		return NULL;
 	if (refill)
 		return "a slab's higher-order page: allocate_slab() falls back to the minimum order";
-	if (fail_nth_frame_is(site, "anon_vma_clone"))
+	/* anon_vma_chain_alloc() if the compiler did not inline it */
+	if (fail_nth_frame_is(site, "anon_vma_clone") ||
+	    fail_nth_frame_is(site, "anon_vma_chain_alloc"))
 		return "anon_vma_clone()'s GFP_NOWAIT try: it retries with GFP_KERNEL";
+	/* the sanitizer build's own bookkeeping, nested in an allocation */
+	if (fail_nth_frame_is(site, "mem_pool_alloc") ||
+	    fail_nth_frame_is(site, "__alloc_object") ||
+	    fail_nth_frame_is(site, "__create_object") ||
+	    fail_nth_frame_is(site, "create_object"))
+		return "kmemleak's metadata: it falls back to its memory pool";
+	if (fail_nth_frame_is(site, "stack_depot_save") ||
+	    fail_nth_frame_is(site, "__stack_depot_save"))
+		return "a stack depot page: without it, the stack is not saved";
 	return NULL;
 }
 

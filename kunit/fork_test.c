@@ -856,7 +856,35 @@ struct parent_state {
 	s64 rss[NR_MM_COUNTERS];
 	unsigned long pgtables_bytes;
 	unsigned long pagetables;	/* NR_PAGETABLE: exact on !SMP */
+	unsigned long committed;	/* what VM_ACCOUNT vmas charged */
+	unsigned int avcs[ARRAY_SIZE(fork_cases)];	/* see rmap_links() */
 };
+
+/*
+ * The anon_vma_chains linked into the anon_vmas that the vma at @addr
+ * hangs off: a failed anon_vma_clone() that leaves a chain of the child's
+ * vma copy behind in one of them, which rmap would then walk into a
+ * freed vma, raises the count.
+ */
+static unsigned int rmap_links(struct mm_struct *mm, unsigned long addr)
+{
+	struct anon_vma_chain *avc, *link;
+	struct vm_area_struct *vma;
+	unsigned int n = 0;
+
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, addr);
+	if (vma && vma->anon_vma) {
+		anon_vma_lock_read(vma->anon_vma);
+		list_for_each_entry(avc, &vma->anon_vma_chain, same_vma)
+			anon_vma_interval_tree_foreach(link, &avc->anon_vma->rb_root,
+						       0, ULONG_MAX)
+				n++;
+		anon_vma_unlock_read(vma->anon_vma);
+	}
+	mmap_read_unlock(mm);
+	return n;
+}
 
 static unsigned long slot_addr(unsigned int i)
 {
@@ -868,6 +896,12 @@ static void snapshot(struct mm_struct *mm, struct parent_state *state)
 {
 	unsigned int i, j;
 
+	/*
+	 * A kthread's fput() is deferred to a workqueue; the last one of a
+	 * shmem file (an earlier case's) unaccounts its size from the
+	 * committed memory whenever that work runs. Run it now.
+	 */
+	flush_delayed_fput();
 	lru_add_drain();
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++) {
 		state->census[i] = take_census(mm, slot_addr(i));
@@ -875,29 +909,44 @@ static void snapshot(struct mm_struct *mm, struct parent_state *state)
 			state->refs[i][j] = state->census[i].pages[j] ?
 				page_ref_count(state->census[i].pages[j]) : 0;
 	}
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
+		state->avcs[i] = rmap_links(mm, slot_addr(i));
 	for (i = 0; i < NR_MM_COUNTERS; i++)
 		state->rss[i] = percpu_counter_sum(&mm->rss_stat[i]);
 	state->pgtables_bytes = mm_pgtables_bytes(mm);
 	state->pagetables = IS_ENABLED(CONFIG_SMP) ? 0 :
 		global_node_page_state(NR_PAGETABLE);
+	state->committed = vm_memory_committed();
 }
 
 /* Compare all but the pte write bits: a failed fork may leave COW ptes
  * write-protected, which costs the parent a fault, not data.
  */
-static bool same_state(const struct parent_state *a, const struct parent_state *b)
+/* What differs between two states of the parent, or NULL if nothing. */
+static const char *state_change(const struct parent_state *a,
+				const struct parent_state *b)
 {
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
+	for (i = 0; i < ARRAY_SIZE(fork_cases); i++) {
 		if (a->census[i].present != b->census[i].present ||
 		    memcmp(a->census[i].pages, b->census[i].pages,
 			   sizeof(a->census[i].pages)))
-			return false;
-	return !memcmp(a->refs, b->refs, sizeof(a->refs)) &&
-	       !memcmp(a->rss, b->rss, sizeof(a->rss)) &&
-	       a->pgtables_bytes == b->pgtables_bytes &&
-	       a->pagetables == b->pagetables;
+			return "present ptes or pages";
+		if (memcmp(a->refs[i], b->refs[i], sizeof(a->refs[i])))
+			return "page references";
+		if (a->avcs[i] != b->avcs[i])
+			return "anon_vma_chains in its anon_vmas";
+	}
+	if (memcmp(a->rss, b->rss, sizeof(a->rss)))
+		return "rss";
+	if (a->pgtables_bytes != b->pgtables_bytes)
+		return "pgtables_bytes";
+	if (a->pagetables != b->pagetables)
+		return "NR_PAGETABLE";
+	if (a->committed != b->committed)
+		return "committed memory";
+	return NULL;
 }
 
 /* What a child holds right after fork: per row, its ptes and bytes. */
@@ -1046,6 +1095,7 @@ static void dup_mm_fault_injection(struct kunit *test)
 	struct parent_state *before, *after;
 	struct child_image *want, *got;
 	unsigned int i, n, failed = 0, tolerated = 0, left;
+	const char *change;
 	struct mm_struct *parent, *child;
 	u8 *buf, *bytes;
 #if IS_ENABLED(CONFIG_FAULT_INJECTION_NTH_SITE)
@@ -1138,8 +1188,10 @@ static void dup_mm_fault_injection(struct kunit *test)
 		KUNIT_ASSERT_EQ_MSG(test, left, 0U,
 				    "dup_mm() failed at N=%u with no injection", n);
 		snapshot(parent, after);
-		KUNIT_ASSERT_TRUE_MSG(test, same_state(before, after),
-				      "parent changed by a fork failed at N=%u", n);
+		change = state_change(before, after);
+		KUNIT_ASSERT_TRUE_MSG(test, !change,
+				      "parent's %s changed by a fork failed at N=%u",
+				      change, n);
 	}
 	KUNIT_ASSERT_LT(test, n, 100000U);
 
@@ -1158,24 +1210,51 @@ static void dup_mm_fault_injection(struct kunit *test)
 }
 
 #if IS_ENABLED(CONFIG_FAULT_INJECTION_STACKTRACE_FILTER) && IS_ENABLED(CONFIG_KALLSYMS)
-static void clear_make_it_fail(void *unused)
-{
-	current->make_it_fail = 0;
-}
-
 /*
  * fail-nth fails one check, so the fallback of a site that has one is
  * never made to fail with it: anon_vma_clone() tries GFP_NOWAIT under
  * the anon_vma lock, then drops it and retries with GFP_KERNEL. Fail
  * both, with failslab itself (probability 100, times 2, this task only,
- * only under anon_vma_clone() by the stacktrace filter): dup_mm() must
- * then fail through dup_mmap()'s anon_vma_fork() error path and leave
- * the parent as it was. A fork that went on with a half-cloned chain,
- * or an error path that leaks the vma copy (mutant 13) or the chains
- * cloned so far, shows here.
+ * only under anon_vma_clone() by the stacktrace filter, after letting
+ * @passes chain entries through by its "space"), forking the child of a
+ * fork, whose anon vmas hang off two anon_vmas each:
+ *
+ *   origin --fork--> parent --fork (injected)--> child
+ *   vma: anon_vma A  vma: A, B                   vma: A ok, B fails
+ *
+ * dup_mm() must fail through dup_mmap()'s anon_vma_fork() error path and
+ * leave the parent as it was: its ptes, page references, rss, page
+ * tables, the commit charge, and the chains in A and B (an
+ * anon_vma_clone() that forgets to unlink the entry it already made, or
+ * unlocks A's root twice, shows here). A leaked vma copy (mutant 13)
+ * leaves no trace in the parent: fork_fail_nth counts vm_area_struct
+ * objects.
  */
+struct clone_failure {
+	const char *desc;
+	unsigned int passes;	/* chain entries cloned before the failure */
+};
+
+static const struct clone_failure clone_failures[] = {
+	{ "the first chain entry fails", 0 },
+	{ "the second chain entry fails", 1 },
+};
+
+static void clone_failure_desc(const struct clone_failure *c, char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(clone_failures, clone_failures, clone_failure_desc);
+
+static void clear_make_it_fail(void *unused)
+{
+	current->make_it_fail = 0;
+}
+
 static void anon_vma_clone_retry_fails(struct kunit *test)
 {
+	const struct clone_failure *param = test->param_value;
 	unsigned long start = (unsigned long)anon_vma_clone, size, offset;
 	struct fault_knob knobs[] = {
 		{ "failslab", "ignore-gfp-wait", KNOB_BOOL, 0 },
@@ -1184,18 +1263,23 @@ static void anon_vma_clone_retry_fails(struct kunit *test)
 		{ "failslab", "stacktrace-depth", KNOB_ULONG, 32 },
 		{ "failslab", "require-start", KNOB_ULONG, start },
 		{ "failslab", "require-end", KNOB_ULONG, 0 },
+		{ "failslab", "space", KNOB_U32, 0 },
 		{ "failslab", "interval", KNOB_ULONG, 1 },
 		{ "failslab", "times", KNOB_U32, 2 },
 		{ "failslab", "probability", KNOB_ULONG, 100 },
 	};
 	struct file *files[ARRAY_SIZE(fork_cases)];
+	struct mm_struct *origin, *parent, *child;
 	struct parent_state *before, *after;
-	struct mm_struct *parent, *child;
+	const char *change;
 	unsigned int i;
 	u8 *buf;
 
 	KUNIT_ASSERT_TRUE(test, kallsyms_lookup_size_offset(start, &size, &offset));
 	knobs[5].value = start + size;
+	/* "space" lets allocations through while it exceeds their size */
+	if (param->passes)
+		knobs[6].value = param->passes * sizeof(struct anon_vma_chain) + 1;
 	buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
 	before = kunit_kzalloc(test, sizeof(*before), GFP_KERNEL);
 	after = kunit_kzalloc(test, sizeof(*after), GFP_KERNEL);
@@ -1205,10 +1289,13 @@ static void anon_vma_clone_retry_fails(struct kunit *test)
 
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
 		files[i] = row_file(test, &fork_cases[i]);
-	parent = new_mm(test);
+	origin = new_mm(test);
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
-		map_row(test, parent, &fork_cases[i], files[i], slot_addr(i), buf);
+		map_row(test, origin, &fork_cases[i], files[i], slot_addr(i), buf);
 	use_mm(NULL);
+	parent = dup_mm(current, origin);
+	KUNIT_ASSERT_NOT_NULL(test, parent);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mmput_action, parent));
 	snapshot(parent, before);
 
 	for (i = 0; i < ARRAY_SIZE(knobs); i++)
@@ -1222,10 +1309,12 @@ static void anon_vma_clone_retry_fails(struct kunit *test)
 	KUNIT_EXPECT_NULL_MSG(test, child,
 			      "dup_mm() went on although both of anon_vma_clone()'s tries failed");
 	snapshot(parent, after);
-	KUNIT_EXPECT_TRUE_MSG(test, same_state(before, after),
-			      "parent changed by a fork that failed in anon_vma_clone()");
+	change = state_change(before, after);
+	KUNIT_EXPECT_TRUE_MSG(test, !change,
+			      "parent's %s changed by a fork that failed in anon_vma_clone()",
+			      change);
 }
-#endif
+#endif /* CONFIG_FAULT_INJECTION_STACKTRACE_FILTER */
 
 #endif
 
@@ -1237,7 +1326,7 @@ static struct kunit_case fork_test_cases[] = {
 #endif
 #if IS_ENABLED(CONFIG_FAULT_INJECTION_STACKTRACE_FILTER) && IS_ENABLED(CONFIG_KALLSYMS) && \
 	IS_ENABLED(CONFIG_FAILSLAB) && IS_ENABLED(CONFIG_FAIL_PAGE_ALLOC)
-	KUNIT_CASE(anon_vma_clone_retry_fails),
+	KUNIT_CASE_PARAM(anon_vma_clone_retry_fails, clone_failures_gen_params),
 #endif
 	{}
 };

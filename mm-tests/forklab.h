@@ -177,8 +177,10 @@ static inline unsigned long page_pfn(const void *addr)
 
 /*
  * What a child's read of a page whose pte fork copied costs is not the
- * guest kernel's alone on UML. fork makes every copied pte old
- * (pte_mkold() in __copy_present_ptes()), and UML maps an old pte into
+ * guest kernel's alone on UML. fork makes every pte it shares with the
+ * child old (pte_mkold() in __copy_present_ptes(); not the young pte of
+ * an early-COW copy of a pinned page, copy_present_page(), which no row
+ * of this rule reads), and UML maps an old pte into
  * the child's host process with PROT_EXEC only (update_pte_range() in
  * arch/um/kernel/tlb.c: not young, so neither read nor write; a user pte
  * is always "exec"). Whether the host lets a read through an exec-only
