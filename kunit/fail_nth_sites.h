@@ -23,6 +23,10 @@
  *                             allocate_slab() falls back to the
  *                             minimum order (the next check)
  *
+ *   radix_tree_node_alloc,    a node without blocking (alloc_pid()'s idr
+ *   no-warn                   after idr_preload()); it takes one from
+ *                             the per-CPU preload
+ *
  * and, in the sanitizer build (make check SANITIZE=1), the bookkeeping
  * nested in each allocation: kmemleak's metadata (from its memory pool
  * instead) and KASAN's stack depot pages (the stack goes unsaved).
@@ -69,8 +73,6 @@ static const char *const fail_nth_alloc_frames[] = {
 	"prepare_alloc_pages",
 };
 
-/* The frame that tells a slab's own page from the object asked for. */
-#define FAIL_NTH_SLAB_REFILL	"allocate_slab"
 
 static inline int fail_nth_frame_is(const char *frame, const char *prefix)
 {
@@ -78,6 +80,19 @@ static inline int fail_nth_frame_is(const char *frame, const char *prefix)
 		if (*frame++ != *prefix++)
 			return 0;
 	return 1;
+}
+
+/*
+ * The frames that tell a slab's own page from the object asked for
+ * (allocate_slab() may be inlined into new_slab(), and that into
+ * ___slab_alloc(), as the sanitizer build does).
+ */
+static inline int fail_nth_is_refill_frame(const char *frame)
+{
+	return fail_nth_frame_is(frame, "allocate_slab") ||
+	       fail_nth_frame_is(frame, "new_slab") ||
+	       fail_nth_frame_is(frame, "alloc_slab_page") ||
+	       fail_nth_frame_is(frame, "___slab_alloc");
 }
 
 static inline int fail_nth_is_alloc_frame(const char *frame)
@@ -107,6 +122,9 @@ static inline const char *fail_nth_fallback(const char *site, int refill,
 	if (fail_nth_frame_is(site, "anon_vma_clone") ||
 	    fail_nth_frame_is(site, "anon_vma_chain_alloc"))
 		return "anon_vma_clone()'s GFP_NOWAIT try: it retries with GFP_KERNEL";
+	/* a non-blocking idr/radix tree node: from the per-CPU preload */
+	if (fail_nth_frame_is(site, "radix_tree_node_alloc"))
+		return "radix_tree_node_alloc(): it takes a node from its per-CPU preload";
 	/* the sanitizer build's own bookkeeping, nested in an allocation */
 	if (fail_nth_frame_is(site, "mem_pool_alloc") ||
 	    fail_nth_frame_is(site, "__alloc_object") ||
