@@ -8,8 +8,10 @@
  *
  * The site of an injection is the first frame that is not the
  * allocator's own: the function that asked for the memory
- * (vm_area_dup, anon_vma_clone, __pte_alloc, ...). A page that a slab
- * needed to serve that request is the same site's "slab refill".
+ * (vm_area_dup, anon_vma_clone, __pte_alloc, ...). How the failed
+ * check was reached says which of the site's allocations it was: a page
+ * that a slab needed to serve the request is the site's "slab refill";
+ * a try of the bulk page allocator is its "bulk" try.
  *
  * Each site fails the same way every time: the fork fails cleanly,
  * unless the site has a fallback, when the fork goes on without it.
@@ -22,6 +24,12 @@
  *   slab refill, no-warn      a slab's higher-order page (NORETRY);
  *                             allocate_slab() falls back to the
  *                             minimum order (the next check)
+ *
+ *   vmalloc's pages, bulk,    the bulk allocator's try for a vmalloc
+ *   no-warn                   area's pages (fork's thread stack);
+ *                             vm_area_alloc_pages() goes on one page at
+ *                             a time (each such page is a check of its
+ *                             own, and must fail the fork)
  *
  *   radix_tree_node_alloc,    a node without blocking (alloc_pid()'s idr
  *   no-warn                   after idr_preload()); it takes one from
@@ -44,12 +52,14 @@
  *
  * Which checks a fork makes depends on what ran before: a slab refill
  * happens where a cache runs out of free objects; fork's thread stack
- * comes from a per-CPU cache of freed stacks or from vmalloc (three or
- * four checks more), whose preload is made only when its per-CPU spare
- * is gone. So in user space the same N can name another site from one
- * boot to the next: the suites check each injection by its site, and
- * print sites, not only counts. dup_mm() alone, as KUnit calls it, makes
- * the same checks on every boot (make repeat).
+ * comes from a per-CPU cache of freed stacks or from vmalloc (four or
+ * five checks more), and exited tasks refill that cache from RCU
+ * callbacks. Either would move every later check to another N from one
+ * attempt to the next. dup_mm() alone, as KUnit calls it, makes the same
+ * checks on every boot (make repeat); mm-tests/fork_fail_nth leaves
+ * those checks out of its walk with the knobs' stack filter, so that its
+ * N-th check, too, is the same on every attempt and boot. The rules for
+ * them stay here for any walk that meets them.
  */
 #ifndef FORKLAB_FAIL_NTH_SITES_H
 #define FORKLAB_FAIL_NTH_SITES_H
@@ -71,6 +81,19 @@ static const char *const fail_nth_alloc_frames[] = {
 	"get_zeroed_page", "pagetable_alloc", "__pagetable_alloc",
 	"mt_alloc", "mas_alloc", "mas_node_count", "mas_dup_alloc",
 	"prepare_alloc_pages",
+};
+
+/* How the failed check was reached from its site. */
+enum fail_nth_via {
+	FAIL_NTH_DIRECT,	/* what the site asked for */
+	FAIL_NTH_SLAB_REFILL,	/* a slab's own page, to serve the site */
+	FAIL_NTH_BULK,		/* a try of the bulk page allocator */
+};
+
+static const char *const fail_nth_via_names[] = {
+	[FAIL_NTH_DIRECT] = "",
+	[FAIL_NTH_SLAB_REFILL] = ", slab refill",
+	[FAIL_NTH_BULK] = ", bulk",
 };
 
 
@@ -95,6 +118,28 @@ static inline int fail_nth_is_refill_frame(const char *frame)
 	       fail_nth_frame_is(frame, "___slab_alloc");
 }
 
+/*
+ * The bulk page allocator (alloc_pages_bulk_noprof() and its array
+ * wrappers, which vm_area_alloc_pages() calls); its own single-page
+ * path (__alloc_pages_noprof() under it) is the same try.
+ */
+static inline int fail_nth_is_bulk_frame(const char *frame)
+{
+	return fail_nth_frame_is(frame, "alloc_pages_bulk") ||
+	       fail_nth_frame_is(frame, "__alloc_pages_bulk");
+}
+
+/* What an allocator frame of the stack says of the check's way in. */
+static inline enum fail_nth_via fail_nth_via_of(const char *frame,
+						enum fail_nth_via via)
+{
+	if (fail_nth_is_refill_frame(frame))
+		return FAIL_NTH_SLAB_REFILL;
+	if (via == FAIL_NTH_DIRECT && fail_nth_is_bulk_frame(frame))
+		return FAIL_NTH_BULK;
+	return via;
+}
+
 static inline int fail_nth_is_alloc_frame(const char *frame)
 {
 	unsigned int i;
@@ -108,16 +153,24 @@ static inline int fail_nth_is_alloc_frame(const char *frame)
 
 /*
  * Why the fork may go on after a failure at this site, or NULL if it
- * must fail. @site: the caller's name; @refill: a slab's own page;
+ * must fail. @site: the caller's name; @via: how the check was reached;
  * @nowarn: the allocation asked for no warning (FAULT_NOWARN).
  */
-static inline const char *fail_nth_fallback(const char *site, int refill,
-					    int nowarn)
+static inline const char *fail_nth_fallback(const char *site,
+					    enum fail_nth_via via, int nowarn)
 {
 	if (!nowarn)
 		return NULL;
-	if (refill)
+	if (via == FAIL_NTH_SLAB_REFILL)
 		return "a slab's higher-order page: allocate_slab() falls back to the minimum order";
+	/* vm_area_alloc_pages(), if the compiler did not inline it */
+	if (via == FAIL_NTH_BULK &&
+	    (fail_nth_frame_is(site, "vm_area_alloc_pages") ||
+	     fail_nth_frame_is(site, "__vmalloc_area_node") ||
+	     fail_nth_frame_is(site, "__vmalloc_node_range")))
+		return "vmalloc's bulk try: vm_area_alloc_pages() goes on one page at a time";
+	if (via == FAIL_NTH_BULK)
+		return NULL;
 	/* anon_vma_chain_alloc() if the compiler did not inline it */
 	if (fail_nth_frame_is(site, "anon_vma_clone") ||
 	    fail_nth_frame_is(site, "anon_vma_chain_alloc"))

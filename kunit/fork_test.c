@@ -984,7 +984,8 @@ static void take_child_image(struct kunit *test, struct mm_struct *child,
 
 struct fail_site {
 	char name[64];
-	bool refill, nowarn;
+	enum fail_nth_via via;
+	bool nowarn;
 	unsigned int failed, tolerated;
 };
 
@@ -1008,8 +1009,7 @@ static struct fail_site *injection_site(struct kunit *test,
 	for (i = 0; i < rec->nr_entries; i++) {
 		sprint_symbol_no_offset(sites->sym, rec->entries[i]);
 		sites->sym[strcspn(sites->sym, ".")] = '\0';	/* .constprop.0 */
-		if (fail_nth_is_refill_frame(sites->sym))
-			key.refill = true;
+		key.via = fail_nth_via_of(sites->sym, key.via);
 		if (!fail_nth_is_alloc_frame(sites->sym)) {
 			strscpy(key.name, sites->sym, sizeof(key.name));
 			break;
@@ -1017,7 +1017,7 @@ static struct fail_site *injection_site(struct kunit *test,
 	}
 	for (i = 0; i < sites->nr; i++) {
 		site = &sites->site[i];
-		if (!strcmp(site->name, key.name) && site->refill == key.refill &&
+		if (!strcmp(site->name, key.name) && site->via == key.via &&
 		    site->nowarn == key.nowarn)
 			return site;
 	}
@@ -1041,9 +1041,9 @@ static void check_injection(struct kunit *test, struct fail_sites *sites,
 			    "N=%u: no record of the injection", n);
 	KUNIT_ASSERT_EQ(test, sites->rec.pid, task_pid_nr(current));
 	site = injection_site(test, sites);
-	why = fail_nth_fallback(site->name, site->refill, site->nowarn);
+	why = fail_nth_fallback(site->name, site->via, site->nowarn);
 	kunit_info(test, "injection %u: %s%s%s: %s\n", n, site->name,
-		   site->refill ? ", slab refill" : "",
+		   fail_nth_via_names[site->via],
 		   site->nowarn ? ", no-warn" : "",
 		   tolerated ? "tolerated" : "failed cleanly");
 	if (fail_nth_either_way(site->name)) {
@@ -1057,7 +1057,7 @@ static void check_injection(struct kunit *test, struct fail_sites *sites,
 		site->tolerated++;
 		KUNIT_EXPECT_NOT_NULL_MSG(test, why,
 			"N=%u: dup_mm() went on after a failure in %s%s, which has no fallback",
-			n, site->name, site->refill ? " (slab refill)" : "");
+			n, site->name, fail_nth_via_names[site->via]);
 	} else {
 		site->failed++;
 		KUNIT_EXPECT_NULL_MSG(test, why,
@@ -1074,7 +1074,7 @@ static void report_sites(struct kunit *test, const struct fail_sites *sites)
 		const struct fail_site *site = &sites->site[i];
 
 		kunit_info(test, "site %s%s%s: %u failed cleanly, %u tolerated\n",
-			   site->name, site->refill ? ", slab refill" : "",
+			   site->name, fail_nth_via_names[site->via],
 			   site->nowarn ? ", no-warn" : "", site->failed,
 			   site->tolerated);
 	}

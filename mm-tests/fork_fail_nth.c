@@ -25,6 +25,27 @@
  * /sys/kernel/debug/fail_nth_site keeps (patches/0009), and held to its
  * site's rule (../kunit/fail_nth_sites.h): a site with a fallback must be
  * tolerated, every other must fail the fork.
+ *
+ * The walk is over fork's own checks, the same on every attempt and
+ * boot. The stack filter of each knob (CONFIG_FAULT_INJECTION_STACKTRACE_
+ * FILTER, applied before the fail-nth count) leaves out the checks whose
+ * number depends on what ran before:
+ *
+ *   - a slab's own page (a refill under ___slab_alloc()): whether a
+ *     cache needs one depends on every earlier allocation and on frees
+ *     that RCU callbacks make; its failure is the failure of the object
+ *     asked for, at the same site, which failslab injects anyway;
+ *   - the new task's stack when vmalloc makes it (under
+ *     __vmalloc_node_range()): copy_process() takes one from a per-CPU
+ *     cache of freed stacks first, which an exited child refills only
+ *     when its task_struct is freed (an RCU grace period after the
+ *     wait), and kernel threads take from too;
+ *   - every page outside dup_mm() (fail_page_alloc requires dup_mm() on
+ *     the stack): the above, and the parent's first COW after fork().
+ *
+ * Counted one more or less, either would move every later check to
+ * another N from one attempt to the next: a walk could step over
+ * dup_mm() altogether, as it did before this filter.
  */
 #include <dirent.h>
 #include <linux/io_uring.h>
@@ -43,16 +64,40 @@ struct knob {
 	char saved[32];
 };
 
-static struct knob knobs[] = {
-	{ "/sys/kernel/debug/failslab/ignore-gfp-wait", "N" },
-	{ "/sys/kernel/debug/failslab/verbose", "0" },
-	{ "/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait", "N" },
-	{ "/sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem", "N" },
-	{ "/sys/kernel/debug/fail_page_alloc/min-order", "0" },
-	{ "/sys/kernel/debug/fail_page_alloc/verbose", "0" },
+/* A function's text, from /proc/kallsyms: the first of @names there. */
+struct text_range {
+	const char *names[3];
+	const char *found;
+	char start[24], end[24];
 };
 
-#define NR_KNOBS	(sizeof(knobs) / sizeof(knobs[0]))
+static struct text_range vmalloc_text = {
+	{ "__vmalloc_node_range_noprof", "__vmalloc_node_range" } };
+static struct text_range slab_refill_text = {
+	{ "___slab_alloc", "new_slab", "allocate_slab" } };
+static struct text_range dup_mm_text = { { "dup_mm" } };
+
+#define FAILSLAB	"/sys/kernel/debug/failslab/"
+#define FAIL_PAGE_ALLOC	"/sys/kernel/debug/fail_page_alloc/"
+
+static struct knob knobs[] = {
+	{ FAILSLAB "ignore-gfp-wait", "N" },
+	{ FAILSLAB "verbose", "0" },
+	{ FAILSLAB "stacktrace-depth", "32" },
+	{ FAILSLAB "reject-end", vmalloc_text.end },
+	{ FAILSLAB "reject-start", vmalloc_text.start },
+	{ FAIL_PAGE_ALLOC "ignore-gfp-wait", "N" },
+	{ FAIL_PAGE_ALLOC "ignore-gfp-highmem", "N" },
+	{ FAIL_PAGE_ALLOC "min-order", "0" },
+	{ FAIL_PAGE_ALLOC "verbose", "0" },
+	{ FAIL_PAGE_ALLOC "stacktrace-depth", "32" },
+	{ FAIL_PAGE_ALLOC "reject-end", slab_refill_text.end },
+	{ FAIL_PAGE_ALLOC "reject-start", slab_refill_text.start },
+	{ FAIL_PAGE_ALLOC "require-end", dup_mm_text.end },
+	{ FAIL_PAGE_ALLOC "require-start", dup_mm_text.start },
+};
+
+#define NR_KNOBS	ARRAY_SIZE(knobs)
 
 static void write_file(const char *path, const char *value)
 {
@@ -64,10 +109,50 @@ static void write_file(const char *path, const char *value)
 	close(fd);
 }
 
+/*
+ * Fill @range from /proc/kallsyms: the function's address up to the next
+ * text symbol's (its .cold part, elsewhere, makes no allocation).
+ */
+static void find_text(struct text_range *range)
+{
+	unsigned long long addr, start = 0, end = ~0ULL;
+	char type, name[256], line[512];
+	FILE *f = fopen("/proc/kallsyms", "r");
+	size_t i;
+
+	if (!f)
+		ksft_exit_fail_msg("open /proc/kallsyms: %s\n", strerror(errno));
+	for (i = 0; i < 3 && range->names[i] && !start; i++) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
+			    !strcmp(name, range->names[i])) {
+				start = addr;
+				range->found = range->names[i];
+				break;
+			}
+	}
+	rewind(f);
+	while (start && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
+		    (type == 't' || type == 'T') && addr > start && addr < end)
+			end = addr;
+	fclose(f);
+	if (!start || end == ~0ULL)
+		ksft_exit_fail_msg("no %s in /proc/kallsyms (CONFIG_KALLSYMS)\n",
+				   range->names[0]);
+	snprintf(range->start, sizeof(range->start), "%llu", start);
+	snprintf(range->end, sizeof(range->end), "%llu", end);
+	ksft_print_msg("%s: [0x%llx, 0x%llx)\n", range->found, start, end);
+}
+
 static bool set_knobs(void)
 {
 	size_t i;
 
+	find_text(&vmalloc_text);
+	find_text(&slab_refill_text);
+	find_text(&dup_mm_text);
 	for (i = 0; i < NR_KNOBS; i++) {
 		int fd = open(knobs[i].path, O_RDONLY);
 		ssize_t len;
@@ -215,12 +300,34 @@ static void check_attempt(int nth, const long long *pre, const long long *post)
 
 struct site {
 	char name[64];
-	int refill, nowarn;
+	enum fail_nth_via via;
+	int nowarn;
 	int failed, tolerated;
 };
 
 static struct site sites[MAX_SITES];
 static int nr_sites, wrong_sites;
+static bool verbose;	/* -v: each injection's whole stack */
+
+/*
+ * The first wrong injections, said again beside the result they fail:
+ * a run's summary (tools/results) shows a failed row's last lines.
+ */
+#define MAX_WRONG	4
+static char wrong_said[MAX_WRONG][192];
+
+static __printf(1, 2) void wrong_site(const char *fmt, ...)
+{
+	char *line = wrong_sites < MAX_WRONG ? wrong_said[wrong_sites] : NULL;
+	char buf[192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line ? line : buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	ksft_print_msg("%s\n", line ? line : buf);
+	wrong_sites++;
+}
 
 /*
  * Sites every fork of this parent makes: a walk that ended before it
@@ -238,7 +345,7 @@ static const char *core_site_missed(void)
 	size_t i;
 	int j;
 
-	for (i = 0; i < sizeof(core_sites) / sizeof(core_sites[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(core_sites); i++) {
 		for (j = 0; j < nr_sites; j++)
 			if (fail_nth_frame_is(sites[j].name, core_sites[i]))
 				break;
@@ -274,6 +381,7 @@ static long nth_site_seq(void)
  */
 static bool check_site(int nth, long seq, bool tolerated)
 {
+	static char stack[1024];
 	struct site key = { .name = "?" }, *site = NULL;
 	char line[256], attr[32] = "", flags[16] = "";
 	bool named = false, in_fork = false;
@@ -288,37 +396,39 @@ static bool check_site(int nth, long seq, bool tolerated)
 		   attr, flags) != 4)
 		ksft_exit_fail_msg("%s: unexpected format\n", NTH_SITE_PATH);
 	key.nowarn = !strcmp(flags, "nowarn");
+	stack[0] = '\0';
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "+.\n")] = '\0';	/* func+0x1/0x2, .isra.0 */
+		if (verbose && strlen(stack) + strlen(line) + 4 < sizeof(stack))
+			strcat(strcat(stack, stack[0] ? " < " : ""), line);
 		if (fail_nth_frame_is(line, "copy_process"))
 			in_fork = true;
 		if (named)
 			continue;
-		if (fail_nth_is_refill_frame(line))
-			key.refill = 1;
+		key.via = fail_nth_via_of(line, key.via);
 		if (!fail_nth_is_alloc_frame(line)) {
 			snprintf(key.name, sizeof(key.name), "%.63s", line);
 			named = true;
 		}
 	}
 	fclose(f);
+	if (verbose)
+		ksft_print_msg("injection %d: %s\n", nth, stack);
 	if (now != seq + 1 || pid != getpid()) {
-		ksft_print_msg("injection %d: record %ld of pid %d, want %ld of %d\n",
-			       nth, now, pid, seq + 1, getpid());
-		wrong_sites++;
+		wrong_site("injection %d: record %ld of pid %d, want %ld of %d",
+			   nth, now, pid, seq + 1, getpid());
 		return true;
 	}
 	if (!in_fork) {
 		if (!tolerated) {
-			ksft_print_msg("injection %d: fork() failed after an injection outside it (%s)\n",
-				       nth, key.name);
-			wrong_sites++;
+			wrong_site("injection %d: fork() failed after an injection outside it (%s)",
+				   nth, key.name);
 		}
 		return false;
 	}
 	for (i = 0; i < nr_sites && !site; i++)
 		if (!strcmp(sites[i].name, key.name) &&
-		    sites[i].refill == key.refill && sites[i].nowarn == key.nowarn)
+		    sites[i].via == key.via && sites[i].nowarn == key.nowarn)
 			site = &sites[i];
 	if (!site) {
 		if (nr_sites == MAX_SITES)
@@ -326,25 +436,23 @@ static bool check_site(int nth, long seq, bool tolerated)
 		site = &sites[nr_sites++];
 		*site = key;
 	}
-	why = fail_nth_fallback(site->name, site->refill, site->nowarn);
+	why = fail_nth_fallback(site->name, site->via, site->nowarn);
 	if (tolerated)
 		site->tolerated++;
 	else
 		site->failed++;
 	ksft_print_msg("injection %d: %s%s%s: %s\n", nth, site->name,
-		       site->refill ? ", slab refill" : "",
+		       fail_nth_via_names[site->via],
 		       site->nowarn ? ", no-warn" : "",
 		       tolerated ? "tolerated" : "ENOMEM");
 	if (fail_nth_either_way(site->name))
 		return true;
 	if (tolerated && !why) {
-		ksft_print_msg("injection %d: fork() went on after a failure in %s%s (%s), which has no fallback\n",
-			       nth, site->name, site->refill ? " (slab refill)" : "", attr);
-		wrong_sites++;
+		wrong_site("injection %d: fork() went on after a failure in %s%s (%s), which has no fallback",
+			   nth, site->name, fail_nth_via_names[site->via], attr);
 	} else if (!tolerated && why) {
-		ksft_print_msg("injection %d: a failure in %s failed fork(), although %s\n",
-			       nth, site->name, why);
-		wrong_sites++;
+		wrong_site("injection %d: a failure in %s%s failed fork(), although %s",
+			   nth, site->name, fail_nth_via_names[site->via], why);
 	}
 	return true;
 }
@@ -479,7 +587,7 @@ static pid_t fork_failing(int fail_nth_fd, int nth, bool *injected)
 	return pid;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	int points = -1, failed = 0, tolerated = 0, wrong_errno = 0;
 	int bad_children = 0, broken_parent = 0, leaks = 0, nth, fd;
@@ -491,6 +599,7 @@ int main(void)
 	size_t i;
 	pid_t pid;
 
+	verbose = argc > 1 && !strcmp(argv[1], "-v");
 	ksft_print_header();
 	ksft_set_plan(5 + NR_COUNTERS);
 
@@ -568,9 +677,11 @@ int main(void)
 			 tolerated);
 	for (i = 0; i < (size_t)nr_sites; i++)
 		ksft_print_msg("site %s%s%s: %d failed with ENOMEM, %d tolerated\n",
-			       sites[i].name, sites[i].refill ? ", slab refill" : "",
+			       sites[i].name, fail_nth_via_names[sites[i].via],
 			       sites[i].nowarn ? ", no-warn" : "", sites[i].failed,
 			       sites[i].tolerated);
+	for (i = 0; i < (size_t)wrong_sites && i < MAX_WRONG; i++)
+		ksft_print_msg("wrong: %s\n", wrong_said[i]);
 	if (seq < 0)
 		ksft_test_result_skip("each injection site fails as it should (no %s: CONFIG_FAULT_INJECTION_NTH_SITE)\n",
 				      NTH_SITE_PATH);

@@ -256,6 +256,20 @@ def collect(kp, test, path, rows, groups):
 		collect(kp, sub, full, rows, groups)
 
 
+# A failed row's last lines of its own log (what a test says just before
+# its result: KUnit's failed expectation, a program's "wrong: ..."), so
+# that a run's summary shows why without the logs (CI keeps only that).
+MAX_SAID_ROWS = 4
+MAX_SAID_LINES = 3
+
+
+def last_said(test):
+	said = [line.strip() for line in getattr(test, 'log', [])]
+	said = [line.removeprefix('# ').strip() for line in said
+		if line and not line.startswith(('ok ', 'not ok '))]
+	return [line[:200] for line in said if line][-MAX_SAID_LINES:]
+
+
 def count(suite, kp, test, expected):
 	"""Count @test's rows against @expected (Rows) into @suite."""
 	st = kp.TestStatus
@@ -265,11 +279,12 @@ def count(suite, kp, test, expected):
 		suite.failed, suite.why = 1, 'no test ran'
 		return
 
-	failed, unexpected, bad_skips = [], [], []
+	failed, unexpected, bad_skips, failed_tests = [], [], [], []
 	for path, t in rows:
 		row = expected.take(path)
 		if t.status in (st.FAILURE, st.TEST_CRASHED):
 			failed.append(path + (f' ({why_of(t)})' if why_of(t) else ''))
+			failed_tests.append((path, t))
 		elif t.status == st.SUCCESS and row is None:
 			unexpected.append(path)
 		elif t.status == st.SUCCESS:
@@ -289,6 +304,9 @@ def count(suite, kp, test, expected):
 	if failed:
 		suite.report(f'{plural(len(failed), "row")} failed: '
 			     f'{listing(failed)}')
+		for path, t in failed_tests[:MAX_SAID_ROWS]:
+			for line in last_said(t):
+				suite.report(f'{path}: {line}')
 	if groups:
 		suite.report(f'{plural(len(groups), "group")} failed with every '
 			     f'subtest ok: {listing(groups)}')
