@@ -98,6 +98,32 @@ static inline long long proc_value(const char *path, const char *name)
 	return value;
 }
 
+/*
+ * Does the vma at @addr have @flag (two letters of smaps' VmFlags: "lo"
+ * for VM_LOCKED, "ac" for VM_ACCOUNT, ...)? -1: no such vma.
+ */
+static inline int vma_has_flag(const void *addr, const char *flag)
+{
+	unsigned long start, end, a = (unsigned long)addr;
+	bool here = false;
+	char line[512];
+	int found = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		ksft_exit_fail_msg("open /proc/self/smaps: %s\n", strerror(errno));
+	while (found < 0 && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
+		    strchr(line, '-') < strchr(line, ' '))
+			here = start <= a && a < end;
+		else if (here && !strncmp(line, "VmFlags:", 8))
+			found = strstr(line + 8, flag) &&
+				strstr(line + 8, flag)[-1] == ' ';
+	}
+	fclose(f);
+	return found;
+}
+
 static inline long long vmstat(const char *name)
 {
 	return proc_value("/proc/vmstat", name);

@@ -24,7 +24,14 @@
 #define MAPPING_PAGES	8
 #define MAPPING_SIZE	(MAPPING_PAGES * page_size())
 
-enum pattern { FILE_PATTERN = 0x11, PARENT_PATTERN = 0x5a, CHILD_PATTERN = 0xc3 };
+/*
+ * Who wrote a page: the file (its contents on disk), the parent before
+ * fork, the child after it. With the mapping and the page, the side
+ * makes every page's bytes unique (page_byte()): a pte that points at
+ * the same page of another mapping, at another page of the same one, or
+ * at the other side's copy, reads wrong somewhere in the page.
+ */
+enum side { FILE_SIDE = 1, PARENT_SIDE, CHILD_SIDE };
 
 enum mapping_kind {
 	PRIVATE_ANON, SYSV_SHM, SHARED_ANON, SHARED_FILE, SHARED_FILE_RDONLY,
@@ -32,15 +39,24 @@ enum mapping_kind {
 };
 enum parent_access { NO_ACCESS, READS, WRITES };
 enum child_view { PARENT_BYTES, FILE_BYTES, ZEROES, UNMAPPED, REVERSED_FILE };
+/* What the parent does to the vma after writing it, before fork. */
+enum reshape {
+	AS_MAPPED,
+	MOVED,		/* mremap() to another address: vm_pgoff no longer addr */
+	SPLIT,		/* mprotect() of the middle: three vmas, one anon_vma */
+	DOFORK_AGAIN,	/* MADV_DONTFORK, then MADV_DOFORK */
+};
 
 struct mapping {
 	const char *desc;
 	enum mapping_kind kind;
 	enum parent_access access;
 	int advice;			/* madvise() before fork, or 0 */
+	enum reshape reshape;
 	bool mlocked;
 	bool lazy_copies;		/* upstream copies it (anon_vma) */
 	enum child_view child_sees;
+	uint32_t id;			/* set up by map_one(): desc's hash */
 	uint8_t *addr;			/* set up by map_one() */
 	size_t parent_present;		/* ptes right before fork */
 };
@@ -51,64 +67,160 @@ struct mapping {
  */
 static const struct mapping mapping_table[] = {
 	/* Skipped, the child would read zeros where the parent wrote. */
-	{ "private anon, written", PRIVATE_ANON, WRITES, 0, false, true,
-	  PARENT_BYTES },
+	{ .desc = "private anon, written",
+	  .kind = PRIVATE_ANON,
+	  .access = WRITES,
+	  .lazy_copies = true,
+	  .child_sees = PARENT_BYTES },
 	/* Nothing to copy: a fault gives the child the zero page. */
-	{ "private anon, never touched", PRIVATE_ANON, NO_ACCESS, 0, false,
-	  false, ZEROES },
+	{ .desc = "private anon, never touched",
+	  .kind = PRIVATE_ANON,
+	  .access = NO_ACCESS,
+	  .child_sees = ZEROES },
 	/* Ray Fucillo's case: faults bring the same shm pages back. */
-	{ "SysV shm, written", SYSV_SHM, WRITES, 0, false, false,
-	  PARENT_BYTES },
-	{ "MAP_SHARED anon, written", SHARED_ANON, WRITES, 0, false, false,
-	  PARENT_BYTES },
-	{ "MAP_SHARED tmpfs file, written", SHARED_FILE, WRITES, 0, false,
-	  false, PARENT_BYTES },
+	{ .desc = "SysV shm, written",
+	  .kind = SYSV_SHM,
+	  .access = WRITES,
+	  .child_sees = PARENT_BYTES },
+	{ .desc = "MAP_SHARED anon, written",
+	  .kind = SHARED_ANON,
+	  .access = WRITES,
+	  .child_sees = PARENT_BYTES },
+	{ .desc = "MAP_SHARED tmpfs file, written",
+	  .kind = SHARED_FILE,
+	  .access = WRITES,
+	  .child_sees = PARENT_BYTES },
 	/* VM_MAYSHARE without VM_SHARED: skipped like any shared mapping. */
-	{ "MAP_SHARED PROT_READ, read-only file", SHARED_FILE_RDONLY, READS,
-	  0, false, false, FILE_BYTES },
+	{ .desc = "MAP_SHARED PROT_READ, read-only file",
+	  .kind = SHARED_FILE_RDONLY,
+	  .access = READS,
+	  .child_sees = FILE_BYTES },
 	/* Every page is still the page cache's. */
-	{ "MAP_PRIVATE file, read", PRIVATE_FILE, READS, 0, false, false,
-	  FILE_BYTES },
+	{ .desc = "MAP_PRIVATE file, read",
+	  .kind = PRIVATE_FILE,
+	  .access = READS,
+	  .child_sees = FILE_BYTES },
 	/* Skipped (Andi Kleen, 2005), the child would read the file. */
-	{ "MAP_PRIVATE file, written", PRIVATE_FILE, WRITES, 0, false, true,
-	  PARENT_BYTES },
+	{ .desc = "MAP_PRIVATE file, written",
+	  .kind = PRIVATE_FILE,
+	  .access = WRITES,
+	  .lazy_copies = true,
+	  .child_sees = PARENT_BYTES },
 	/* Kept, the child could read what the parent hid from it. */
-	{ "MADV_DONTFORK", PRIVATE_ANON, WRITES, MADV_DONTFORK, false, true,
-	  UNMAPPED },
+	{ .desc = "MADV_DONTFORK",
+	  .kind = PRIVATE_ANON,
+	  .access = WRITES,
+	  .advice = MADV_DONTFORK,
+	  .lazy_copies = true,
+	  .child_sees = UNMAPPED },
 	/* Copied, the child would read the parent's data, not zeros. */
-	{ "MADV_WIPEONFORK", PRIVATE_ANON, WRITES, MADV_WIPEONFORK, false,
-	  true, ZEROES },
+	{ .desc = "MADV_WIPEONFORK",
+	  .kind = PRIVATE_ANON,
+	  .access = WRITES,
+	  .advice = MADV_WIPEONFORK,
+	  .lazy_copies = true,
+	  .child_sees = ZEROES },
 	/*
 	 * Paged out: the data lives in swap, its address only in the
 	 * parent's ptes. Skipped, the child would read zeros; fork copies
 	 * the swap entries (copy_nonpresent_pte()), not pages.
 	 */
-	{ "private anon, paged out to swap", PRIVATE_ANON, WRITES,
-	  MADV_PAGEOUT, false, true, PARENT_BYTES },
+	{ .desc = "private anon, paged out to swap",
+	  .kind = PRIVATE_ANON,
+	  .access = WRITES,
+	  .advice = MADV_PAGEOUT,
+	  .lazy_copies = true,
+	  .child_sees = PARENT_BYTES },
 	/* VM_LOCKED inherited, the child would pin memory it never locked. */
-	{ "mlocked private anon", PRIVATE_ANON, WRITES, 0, true, true,
-	  PARENT_BYTES },
+	{ .desc = "mlocked private anon",
+	  .kind = PRIVATE_ANON,
+	  .access = WRITES,
+	  .mlocked = true,
+	  .lazy_copies = true,
+	  .child_sees = PARENT_BYTES },
+	/*
+	 * Moved by mremap(): its anon pages keep their index (vm_pgoff of
+	 * the old address), which rmap and the child's faults must use; a
+	 * fork that copied by the new address would give the child the
+	 * wrong pages or none.
+	 */
+	{ .desc = "private anon, moved by mremap()",
+	  .kind = PRIVATE_ANON,
+	  .access = WRITES,
+	  .reshape = MOVED,
+	  .lazy_copies = true,
+	  .child_sees = PARENT_BYTES },
+	/*
+	 * Split in three by mprotect() of the middle pages: three vmas on
+	 * one anon_vma. A fork that copied only the first would leave the
+	 * child zeros (or nothing) in the rest.
+	 */
+	{ .desc = "private anon, split by mprotect()",
+	  .kind = PRIVATE_ANON,
+	  .access = WRITES,
+	  .reshape = SPLIT,
+	  .lazy_copies = true,
+	  .child_sees = PARENT_BYTES },
+	/*
+	 * MADV_DOFORK undoes MADV_DONTFORK: a kernel that kept
+	 * VM_DONTCOPY would leave the child without the vma.
+	 */
+	{ .desc = "MADV_DONTFORK, then MADV_DOFORK",
+	  .kind = PRIVATE_ANON,
+	  .access = WRITES,
+	  .advice = MADV_DONTFORK,
+	  .reshape = DOFORK_AGAIN,
+	  .lazy_copies = true,
+	  .child_sees = PARENT_BYTES },
 	/*
 	 * remap_file_pages(): page i shows file page N-1-i. If the child
 	 * refaulted by linear offsets, it would read the file in order.
 	 */
-	{ "remap_file_pages, reversed", REMAPPED_FILE, READS, 0, false,
-	  false, REVERSED_FILE },
+	{ .desc = "remap_file_pages, reversed",
+	  .kind = REMAPPED_FILE,
+	  .access = READS,
+	  .child_sees = REVERSED_FILE },
 };
 
-#define NR_MAPPINGS	(sizeof(mapping_table) / sizeof(mapping_table[0]))
+#define NR_MAPPINGS	ARRAY_SIZE(mapping_table)
 
-static inline uint8_t pattern_byte(uint8_t seed, size_t i)
+/* A row's id: its description's FNV-1a hash (rows are told by it). */
+static inline uint32_t mapping_id(const char *desc)
 {
-	return seed ^ (uint8_t)(i * 7 + i / 4096);
+	uint32_t h = 2166136261u;
+
+	while (*desc)
+		h = (h ^ (uint8_t)*desc++) * 16777619u;
+	return h;
 }
 
-static inline void fill(uint8_t *p, uint8_t seed, size_t len)
+/*
+ * Byte @i of page @page of mapping @id as @side wrote it: a hash of all
+ * four (murmur3's finalizer over a 32-bit word), never the same page
+ * twice.
+ */
+static inline uint8_t page_byte(enum side side, uint32_t id, size_t page,
+				size_t i)
 {
-	size_t i;
+	uint32_t h = id ^ ((uint32_t)side << 28) ^ (uint32_t)(page << 16) ^
+		     (uint32_t)(i / 4);
+
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h >> (8 * (i % 4));
+}
+
+/* Fill @len bytes from page @first of mapping @id as @side writes them. */
+static inline void fill(uint8_t *p, enum side side, uint32_t id,
+			size_t first, size_t len)
+{
+	size_t ps = page_size(), i;
 
 	for (i = 0; i < len; i++)
-		p[i] = pattern_byte(seed, i);
+		p[i] = page_byte(side, id, first + i / ps, i % ps);
 }
 
 /* The bytes a child must read at offset @i of the mapping. */
@@ -118,12 +230,12 @@ static inline uint8_t expected_byte(const struct mapping *m, size_t i)
 
 	switch (m->child_sees) {
 	case PARENT_BYTES:
-		return pattern_byte(PARENT_PATTERN, i);
+		return page_byte(PARENT_SIDE, m->id, page, i % ps);
 	case FILE_BYTES:
-		return pattern_byte(FILE_PATTERN, i);
+		return page_byte(FILE_SIDE, m->id, page, i % ps);
 	case REVERSED_FILE:
-		return pattern_byte(FILE_PATTERN,
-				    (MAPPING_PAGES - 1 - page) * ps + i % ps);
+		return page_byte(FILE_SIDE, m->id, MAPPING_PAGES - 1 - page,
+				 i % ps);
 	default:
 		return 0;
 	}
@@ -137,12 +249,14 @@ static inline bool is_shared(const struct mapping *m)
 /* Does fork copy this mapping's ptes under the running policy? */
 static inline bool fork_copies(const struct mapping *m)
 {
-	if (m->advice == MADV_DONTFORK || m->advice == MADV_WIPEONFORK)
+	if ((m->advice == MADV_DONTFORK && m->reshape != DOFORK_AGAIN) ||
+	    m->advice == MADV_WIPEONFORK)
 		return false;
 	return m->lazy_copies || policy_copies_skipped(is_shared(m));
 }
 
-static inline int tmp_file(const char *name, int open_flags, mode_t mode)
+static inline int tmp_file(const char *name, uint32_t id, int open_flags,
+			   mode_t mode)
 {
 	char path[64];
 	uint8_t *buf = malloc(MAPPING_SIZE);
@@ -152,7 +266,7 @@ static inline int tmp_file(const char *name, int open_flags, mode_t mode)
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || !buf)
 		ksft_exit_fail_msg("create %s: %s\n", path, strerror(errno));
-	fill(buf, FILE_PATTERN, MAPPING_SIZE);
+	fill(buf, FILE_SIDE, id, 0, MAPPING_SIZE);
 	if (write(fd, buf, MAPPING_SIZE) != (ssize_t)MAPPING_SIZE)
 		ksft_exit_fail_msg("write %s: %s\n", path, strerror(errno));
 	free(buf);
@@ -175,6 +289,40 @@ static inline uint8_t *mmap_or_fail(int prot, int flags, int fd)
 	return p;
 }
 
+/*
+ * Move, split or re-advise @m as its row says (the data stays):
+ *
+ *   MOVED:  [ old, written ] ...... [ reserved, PROT_NONE ]
+ *           mremap(MREMAP_FIXED) -> [ the same pages ]   (old is gone)
+ *   SPLIT:  [ rw | rw | r- | r- | rw | rw | rw | rw ]   (three vmas)
+ */
+static inline void reshape(struct mapping *m)
+{
+	size_t ps = page_size();
+	uint8_t *reserve, *moved;
+
+	switch (m->reshape) {
+	case AS_MAPPED:
+		break;
+	case MOVED:
+		reserve = mmap_or_fail(PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+		moved = mremap(m->addr, MAPPING_SIZE, MAPPING_SIZE,
+			       MREMAP_MAYMOVE | MREMAP_FIXED, reserve);
+		if (moved == MAP_FAILED)
+			ksft_exit_fail_msg("mremap: %s\n", strerror(errno));
+		m->addr = moved;
+		break;
+	case SPLIT:
+		if (mprotect(m->addr + 2 * ps, 2 * ps, PROT_READ))
+			ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
+		break;
+	case DOFORK_AGAIN:
+		if (madvise(m->addr, MAPPING_SIZE, MADV_DOFORK))
+			ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
+		break;
+	}
+}
+
 /* Map @m as its row says and do what the parent does before fork. */
 static inline void map_one(struct mapping *m)
 {
@@ -182,6 +330,7 @@ static inline void map_one(struct mapping *m)
 	volatile uint8_t sum = 0;
 	int fd, id;
 
+	m->id = mapping_id(m->desc);
 	switch (m->kind) {
 	case PRIVATE_ANON:
 		m->addr = mmap_or_fail(PROT_READ | PROT_WRITE,
@@ -202,17 +351,17 @@ static inline void map_one(struct mapping *m)
 		break;
 	case SHARED_FILE:
 	case REMAPPED_FILE:
-		fd = tmp_file("shared", O_RDWR, 0600);
+		fd = tmp_file("shared", m->id, O_RDWR, 0600);
 		m->addr = mmap_or_fail(PROT_READ | PROT_WRITE, MAP_SHARED, fd);
 		close(fd);
 		break;
 	case SHARED_FILE_RDONLY:
-		fd = tmp_file("rdonly", O_RDONLY, 0444);
+		fd = tmp_file("rdonly", m->id, O_RDONLY, 0444);
 		m->addr = mmap_or_fail(PROT_READ, MAP_SHARED, fd);
 		close(fd);
 		break;
 	case PRIVATE_FILE:
-		fd = tmp_file("private", O_RDWR, 0600);
+		fd = tmp_file("private", m->id, O_RDWR, 0600);
 		m->addr = mmap_or_fail(PROT_READ | PROT_WRITE, MAP_PRIVATE, fd);
 		close(fd);
 		break;
@@ -224,17 +373,21 @@ static inline void map_one(struct mapping *m)
 				ksft_exit_fail_msg("remap_file_pages: %s\n",
 						   strerror(errno));
 	if (m->access == WRITES)
-		fill(m->addr, PARENT_PATTERN, MAPPING_SIZE);
+		fill(m->addr, PARENT_SIDE, m->id, 0, MAPPING_SIZE);
 	else if (m->access == READS)
 		for (i = 0; i < MAPPING_SIZE; i += ps)
 			sum += m->addr[i];
 	if (m->advice && madvise(m->addr, MAPPING_SIZE, m->advice))
 		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
+	reshape(m);
 	if (m->advice == MADV_PAGEOUT &&
 	    swapped_pages(m->addr, MAPPING_SIZE) != MAPPING_PAGES)
 		ksft_exit_skip("MADV_PAGEOUT left pages in memory: no swap?\n");
 	if (m->mlocked && mlock(m->addr, MAPPING_SIZE))
 		ksft_exit_fail_msg("mlock: %s\n", strerror(errno));
+	/* else the child's check of VM_LOCKED could not fail */
+	if (m->mlocked && vma_has_flag(m->addr, "lo") != 1)
+		ksft_exit_fail_msg("%s: mlock() left no VM_LOCKED\n", m->desc);
 }
 
 /* The parent's bytes are still its own: what it wrote or the file's. */
@@ -244,7 +397,8 @@ static inline bool parent_intact(const struct mapping *m)
 
 	for (i = 0; i < MAPPING_SIZE; i++) {
 		uint8_t want = m->access == WRITES ?
-			pattern_byte(PARENT_PATTERN, i) :
+			page_byte(PARENT_SIDE, m->id, i / page_size(),
+				  i % page_size()) :
 			m->child_sees == ZEROES ? 0 : expected_byte(m, i);
 
 		if (m->addr[i] != want)
@@ -275,8 +429,11 @@ static inline const char *child_check(const struct mapping *m, long *faults)
 					    NULL;
 	if (!is_mapped(m->addr))
 		return "vma missing in the child";
+	/* dup_mmap() clears VM_LOCKED; mm_init() zeroes locked_vm */
+	if (m->mlocked && vma_has_flag(m->addr, "lo"))
+		return "the child's vma kept VM_LOCKED (smaps VmFlags: lo)";
 	if (m->mlocked && proc_value("/proc/self/status", "VmLck") != 0)
-		return "the child inherited VM_LOCKED (VmLck != 0)";
+		return "the child starts with locked_vm (VmLck != 0)";
 	before = minor_faults();
 	before = minor_faults();
 	for (i = 0; i < MAPPING_SIZE; i++)
