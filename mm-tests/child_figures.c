@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * child_figures: the figures a child's mm starts with, held against what
+ * its own mappings hold.
+ *
+ * The parent holds every mapping kind of mappings.h (written, read,
+ * untouched, paged out, mlocked, MADV_DONTFORK, MADV_WIPEONFORK, remapped)
+ * and forks. The child, before it touches any of them, reads its
+ * counters from /proc/self/status, which dup_mmap() and copy_page_range()
+ * keep as they go (copied from the parent, then corrected, or counted
+ * pte by pte), and walks its vmas and page tables through
+ * /proc/self/smaps, which the kernel computes there and then. A counter
+ * that fork got wrong disagrees with the walk: the child's figures are
+ * never compared with the parent's. One row per figure:
+ *
+ *   figure      counter         the walk (smaps)          if fork got it wrong
+ *   RssAnon     MM_ANONPAGES    Anonymous                 copy_present_ptes() does not
+ *                                                         count a shared anon page
+ *                                                         (mutant 15)
+ *   RssFile +   MM_FILEPAGES,   Rss - Anonymous           ... a file or shmem page
+ *   RssShmem    MM_SHMEMPAGES
+ *   VmSwap      MM_SWAPENTS     Swap                      copy_nonpresent_pte() does
+ *                                                         not count a swap entry
+ *   VmSize      total_vm        every vma                 dup_mmap() keeps a
+ *                                                         VM_DONTCOPY vma's pages
+ *                                                         (mutant 16)
+ *   VmData      data_vm         private writable vmas     the same
+ *   VmStk       stack_vm        VM_STACK vmas
+ *   VmExe       exec_vm         executable vmas
+ *   VmLck       locked_vm (0:   VM_LOCKED vmas (none:     the child keeps VM_LOCKED
+ *               mm_init())      dup_mmap() clears it)     (its pages pinned in RAM)
+ *   VmHWM       hiwater_rss     VmRSS (status)            dup_mm() keeps the parent's
+ *   VmPeak      hiwater_vm      VmSize (status)           peaks (mutant 18)
+ *   Committed_AS (the system's) grows by the child's      dup_mmap() does not charge
+ *               VM_ACCOUNT vmas ("ac" in VmFlags)         a copied vma (mutant 17)
+ *
+ * A child only gains memory after fork, so its peaks are its current
+ * figures; the parent mapped, touched and unmapped PEAK_MIB before, so
+ * its own peaks are higher. smaps has no figure for page tables;
+ * fork_fail_nth counts those.
+ * Committed_AS is exact on UML (one CPU: the percpu counter is a plain
+ * one): the parent reads it while the child waits, after the child
+ * summed up its VM_ACCOUNT vmas, so nothing either does in between can
+ * move it. Both read /proc with read(2) into static buffers: malloc()
+ * could grow the heap, a VM_ACCOUNT vma.
+ */
+#include "mappings.h"
+
+#define PROC_BUF_SIZE	(256 * 1024)
+#define PEAK_MIB	4
+
+enum figure {
+	RSS_ANON, RSS_OTHER, VM_SWAP, VM_SIZE, VM_DATA, VM_STK, VM_EXE, VM_LCK,
+	VM_HWM_RSS, VM_PEAK_SIZE, NR_FIGURES
+};
+
+/* What the child sends the parent: each figure, counter and walk. */
+struct figures {
+	long long counter[NR_FIGURES], walk[NR_FIGURES];
+	long long accountable_kb;	/* the child's VM_ACCOUNT vmas */
+	bool read_all;
+};
+
+static const char *const figure_rows[NR_FIGURES] = {
+	[RSS_ANON] = "RssAnon is the child's anonymous pages",
+	[RSS_OTHER] = "RssFile + RssShmem are its other resident pages",
+	[VM_SWAP] = "VmSwap is its swap entries",
+	[VM_SIZE] = "VmSize is its vmas",
+	[VM_DATA] = "VmData is its private writable vmas",
+	[VM_STK] = "VmStk is its stack vmas",
+	[VM_EXE] = "VmExe is its executable vmas",
+	[VM_LCK] = "VmLck is its VM_LOCKED vmas",
+	[VM_HWM_RSS] = "VmHWM is its VmRSS, not the parent's peak",
+	[VM_PEAK_SIZE] = "VmPeak is its VmSize, not the parent's peak",
+};
+
+static char proc_buf[PROC_BUF_SIZE];
+
+/* @path whole into proc_buf, NUL-terminated; false if it did not fit. */
+static bool read_proc(const char *path)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return false;
+	while ((n = read(fd, proc_buf + len, sizeof(proc_buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	proc_buf[len] = '\0';
+	return n == 0 && len < sizeof(proc_buf) - 1;
+}
+
+/* The kB of "@name:" in proc_buf, or -1. */
+static long long field_kb(const char *name)
+{
+	size_t len = strlen(name);
+	const char *p;
+
+	for (p = proc_buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, len) && p[len] == ':')
+			return strtoll(p + len + 1, NULL, 10);
+	return -1;
+}
+
+/* Does a VmFlags line (two letters a flag) hold @flag? */
+static bool has_flag(const char *flags, const char *flag)
+{
+	const char *p;
+
+	for (p = flags; *p && *p != '\n'; p++)
+		if (p[0] == flag[0] && p[1] == flag[1] &&
+		    (p == flags || p[-1] == ' '))
+			return true;
+	return false;
+}
+
+/*
+ * Walk proc_buf (smaps) vma by vma into @f->walk and
+ * @f->accountable_kb: each vma's size and flags, the way mm/internal.h's
+ * is_data_mapping(), is_stack_mapping() and is_exec_mapping() sort them
+ * (VM_STACK is VM_GROWSDOWN, "gd"), and its Rss, Anonymous and Swap.
+ */
+static void walk_smaps(struct figures *f)
+{
+	long long size = 0, rss = 0, anon = 0, swap = 0;
+	const char *p, *flags;
+	bool wr, sh, ex, gd;
+
+	for (p = proc_buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, "Size:", 5))
+			size = strtoll(p + 5, NULL, 10);
+		else if (!strncmp(p, "Rss:", 4))
+			rss = strtoll(p + 4, NULL, 10);
+		else if (!strncmp(p, "Anonymous:", 10))
+			anon = strtoll(p + 10, NULL, 10);
+		else if (!strncmp(p, "Swap:", 5))
+			swap = strtoll(p + 5, NULL, 10);
+		if (strncmp(p, "VmFlags:", 8))
+			continue;
+		/* the last line of a vma's entry */
+		flags = p + 8;
+		wr = has_flag(flags, "wr");
+		sh = has_flag(flags, "sh");
+		ex = has_flag(flags, "ex");
+		gd = has_flag(flags, "gd");
+		f->walk[VM_SIZE] += size;
+		f->walk[VM_DATA] += wr && !sh && !gd ? size : 0;
+		f->walk[VM_STK] += gd ? size : 0;
+		f->walk[VM_EXE] += ex && !wr && !gd ? size : 0;
+		f->walk[VM_LCK] += has_flag(flags, "lo") ? size : 0;
+		f->walk[RSS_ANON] += anon;
+		f->walk[RSS_OTHER] += rss - anon;
+		f->walk[VM_SWAP] += swap;
+		f->accountable_kb += has_flag(flags, "ac") ? size : 0;
+		size = rss = anon = swap = 0;
+	}
+}
+
+/* The counters of /proc/self/status (in proc_buf) into @f. */
+static void read_counters(struct figures *f)
+{
+	static const char *const status_names[NR_FIGURES] = {
+		[RSS_ANON] = "RssAnon", [VM_SWAP] = "VmSwap",
+		[VM_SIZE] = "VmSize", [VM_DATA] = "VmData",
+		[VM_STK] = "VmStk", [VM_LCK] = "VmLck",
+		[VM_HWM_RSS] = "VmHWM", [VM_PEAK_SIZE] = "VmPeak",
+	};
+	int i;
+
+	for (i = 0; i < NR_FIGURES; i++)
+		if (status_names[i])
+			f->counter[i] = field_kb(status_names[i]);
+	f->counter[RSS_OTHER] = field_kb("RssFile") + field_kb("RssShmem");
+	/* exec_vm: task_mem() splits it into VmExe and VmLib */
+	f->counter[VM_EXE] = field_kb("VmExe") + field_kb("VmLib");
+	/* the peaks are held against the current figures */
+	f->walk[VM_HWM_RSS] = field_kb("VmRSS");
+	f->walk[VM_PEAK_SIZE] = field_kb("VmSize");
+}
+
+/*
+ * In the child: the counters, the walk, and the counters again, until
+ * the two reads agree (the first reads may fault in a page of the
+ * child's own stack, which moves RssAnon; proc_buf the parent touched).
+ */
+static void child_figures(struct figures *f)
+{
+	struct figures again;
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		memset(f, 0, sizeof(*f));
+		memset(&again, 0, sizeof(again));
+		if (!read_proc("/proc/self/status"))
+			return;
+		read_counters(f);
+		if (!read_proc("/proc/self/smaps"))
+			return;
+		walk_smaps(f);
+		if (!read_proc("/proc/self/status"))
+			return;
+		read_counters(&again);
+		if (!memcmp(f->counter, again.counter, sizeof(f->counter)))
+			break;
+	}
+	f->read_all = true;
+}
+
+static long long committed_as_kb(void)
+{
+	if (!read_proc("/proc/meminfo"))
+		ksft_exit_fail_msg("read /proc/meminfo\n");
+	return field_kb("Committed_AS");
+}
+
+int main(void)
+{
+	struct mapping maps[NR_MAPPINGS];
+	long long before, during;
+	int to_parent[2], to_child[2], i;
+	struct figures f;
+	void *peak;
+	bool ok;
+	char go;
+	pid_t pid;
+
+	ksft_print_header();
+	ksft_set_plan(NR_FIGURES + 1);
+	for (i = 0; i < (int)NR_MAPPINGS; i++) {
+		maps[i] = mapping_table[i];
+		map_one(&maps[i]);
+	}
+	/* peaks above anything the child will have */
+	peak = mmap(NULL, PEAK_MIB << 20, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (peak == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	memset(peak, 1, PEAK_MIB << 20);
+	munmap(peak, PEAK_MIB << 20);
+	memset(proc_buf, 0, sizeof(proc_buf));
+	if (pipe(to_parent) || pipe(to_child))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	fflush(stdout);
+	before = committed_as_kb();
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (pid == 0) {
+		child_figures(&f);
+		if (write(to_parent[1], &f, sizeof(f)) != sizeof(f))
+			_exit(2);
+		/* alive, and still, while the parent reads Committed_AS */
+		_exit(read(to_child[0], &go, 1) == 1 ? 0 : 2);
+	}
+	if (read(to_parent[0], &f, sizeof(f)) != sizeof(f))
+		ksft_exit_fail_msg("the child sent no figures\n");
+	during = committed_as_kb();
+	if (write(to_child[1], "", 1) != 1 || wait_child(pid))
+		ksft_exit_fail_msg("the child failed\n");
+	if (!f.read_all)
+		ksft_exit_fail_msg("the child could not read its /proc/self files\n");
+
+	for (i = 0; i < NR_FIGURES; i++) {
+		ok = f.counter[i] == f.walk[i] && f.counter[i] >= 0;
+		ksft_print_msg("%s: %lld kB, %s %lld kB\n", figure_rows[i],
+			       f.counter[i],
+			       i == VM_HWM_RSS || i == VM_PEAK_SIZE ? "now" : "walk",
+			       f.walk[i]);
+		ksft_test_result(ok, "%s\n", figure_rows[i]);
+	}
+	ksft_print_msg("Committed_AS: %lld kB before fork, %lld kB with the child; its VM_ACCOUNT vmas: %lld kB\n",
+		       before, during, f.accountable_kb);
+	ksft_test_result(during - before == f.accountable_kb,
+			 "Committed_AS grew by the child's VM_ACCOUNT vmas\n");
+	ksft_finished();
+}
