@@ -301,6 +301,53 @@ static struct pte_census take_census(struct mm_struct *mm, unsigned long addr)
 	return census;
 }
 
+/*
+ * The child's rss counters against its page tables, walked now: each
+ * present pte of a normal page counts in its folio's counter
+ * (mm_counter()), each swap or migration entry as zap_pte_range() will
+ * uncount it when the mm goes. A pte that copy_present_ptes() or
+ * copy_nonpresent_pte() forgot to count would otherwise show only at
+ * exit, in check_mm()'s "Bad rss-counter state".
+ */
+static void expect_rss_counters(struct kunit *test, struct mm_struct *mm)
+{
+	static const char *const names[NR_MM_COUNTERS] = {
+		[MM_FILEPAGES] = "MM_FILEPAGES", [MM_ANONPAGES] = "MM_ANONPAGES",
+		[MM_SWAPENTS] = "MM_SWAPENTS", [MM_SHMEMPAGES] = "MM_SHMEMPAGES",
+	};
+	unsigned long walked[NR_MM_COUNTERS] = {}, addr;
+	struct vm_area_struct *vma;
+	VMA_ITERATOR(vmi, mm, 0);
+	struct page *page;
+	swp_entry_t entry;
+	pte_t pte;
+	int i;
+
+	mmap_read_lock(mm);
+	for_each_vma(vmi, vma) {
+		for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
+			if (!read_pte(mm, addr, &pte) || pte_none(pte))
+				continue;
+			if (pte_present(pte)) {
+				page = vm_normal_page(vma, addr, pte);
+				if (page)
+					walked[mm_counter(page_folio(page))]++;
+				continue;
+			}
+			entry = pte_to_swp_entry(pte);
+			if (!non_swap_entry(entry))
+				walked[MM_SWAPENTS]++;
+			else if (is_migration_entry(entry))
+				walked[mm_counter(pfn_swap_entry_folio(entry))]++;
+		}
+	}
+	mmap_read_unlock(mm);
+	for (i = 0; i < NR_MM_COUNTERS; i++)
+		KUNIT_EXPECT_EQ_MSG(test, get_mm_counter(mm, i), (long)walked[i],
+				    "the child's %s against its page tables",
+				    names[i]);
+}
+
 static bool has_vma(struct mm_struct *mm)
 {
 	bool found;
@@ -722,6 +769,7 @@ static void fork_case_test(struct kunit *test)
 		return;
 	}
 	KUNIT_ASSERT_TRUE(test, has_vma(child));
+	expect_rss_counters(test, child);
 	child_after = take_census(child, FORK_ADDR);
 	parent_after = take_census(parent, FORK_ADDR);
 	if (row->outcome == COPIED)	/* upstream copies: nothing to fault */
@@ -1170,6 +1218,7 @@ static void dup_mm_fault_injection(struct kunit *test)
 			 * child of a fork without injection, row by row.
 			 */
 			take_child_image(test, child, got);
+			expect_rss_counters(test, child);
 			mmput(child);
 			for (i = 0; i < ARRAY_SIZE(fork_cases); i++) {
 				KUNIT_EXPECT_EQ_MSG(test, got->present[i], want->present[i],
