@@ -72,10 +72,10 @@ struct text_range {
 };
 
 static struct text_range vmalloc_text = {
-	{ "__vmalloc_node_range_noprof", "__vmalloc_node_range" } };
+	.names = { "__vmalloc_node_range_noprof", "__vmalloc_node_range" } };
 static struct text_range slab_refill_text = {
-	{ "___slab_alloc", "new_slab", "allocate_slab" } };
-static struct text_range dup_mm_text = { { "dup_mm" } };
+	.names = { "___slab_alloc", "new_slab", "allocate_slab" } };
+static struct text_range dup_mm_text = { .names = { "dup_mm" } };
 
 #define FAILSLAB	"/sys/kernel/debug/failslab/"
 #define FAIL_PAGE_ALLOC	"/sys/kernel/debug/fail_page_alloc/"
