@@ -54,6 +54,7 @@ struct mapping {
 	int advice;			/* madvise() before fork, or 0 */
 	enum reshape reshape;
 	bool mlocked;
+	bool lock_on_fault;		/* mlock2(MLOCK_ONFAULT), not mlock() */
 	bool lazy_copies;		/* upstream copies it (anon_vma) */
 	enum child_view child_sees;
 	uint32_t id;			/* set up by map_one(): desc's hash */
@@ -136,6 +137,17 @@ static const struct mapping mapping_table[] = {
 	  .kind = PRIVATE_ANON,
 	  .access = WRITES,
 	  .mlocked = true,
+	  .lazy_copies = true,
+	  .child_sees = PARENT_BYTES },
+	/*
+	 * The same with VM_LOCKONFAULT: a dup_mmap() that cleared only
+	 * VM_LOCKED would leave the child locking each page it faults in.
+	 */
+	{ .desc = "mlock2(MLOCK_ONFAULT) private anon",
+	  .kind = PRIVATE_ANON,
+	  .access = WRITES,
+	  .mlocked = true,
+	  .lock_on_fault = true,
 	  .lazy_copies = true,
 	  .child_sees = PARENT_BYTES },
 	/*
@@ -246,6 +258,19 @@ static inline bool is_shared(const struct mapping *m)
 	return m->kind != PRIVATE_ANON && m->kind != PRIVATE_FILE;
 }
 
+/* The pages reshape() made read-only (SPLIT's middle), by index. */
+#define SPLIT_FIRST_RO	2
+#define SPLIT_RO_PAGES	2
+
+/* May the child write page @page of @m? */
+static inline bool page_writable(const struct mapping *m, size_t page)
+{
+	if (m->kind == SHARED_FILE_RDONLY || m->child_sees == UNMAPPED)
+		return false;
+	return m->reshape != SPLIT || page < SPLIT_FIRST_RO ||
+	       page >= SPLIT_FIRST_RO + SPLIT_RO_PAGES;
+}
+
 /* Does fork copy this mapping's ptes under the running policy? */
 static inline bool fork_copies(const struct mapping *m)
 {
@@ -313,7 +338,8 @@ static inline void reshape(struct mapping *m)
 		m->addr = moved;
 		break;
 	case SPLIT:
-		if (mprotect(m->addr + 2 * ps, 2 * ps, PROT_READ))
+		if (mprotect(m->addr + SPLIT_FIRST_RO * ps, SPLIT_RO_PAGES * ps,
+			     PROT_READ))
 			ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
 		break;
 	case DOFORK_AGAIN:
@@ -383,11 +409,14 @@ static inline void map_one(struct mapping *m)
 	if (m->advice == MADV_PAGEOUT &&
 	    swapped_pages(m->addr, MAPPING_SIZE) != MAPPING_PAGES)
 		ksft_exit_skip("MADV_PAGEOUT left pages in memory: no swap?\n");
-	if (m->mlocked && mlock(m->addr, MAPPING_SIZE))
+	if (m->mlocked && (m->lock_on_fault ?
+			   mlock2(m->addr, MAPPING_SIZE, MLOCK_ONFAULT) :
+			   mlock(m->addr, MAPPING_SIZE)))
 		ksft_exit_fail_msg("mlock: %s\n", strerror(errno));
-	/* else the child's check of VM_LOCKED could not fail */
-	if (m->mlocked && vma_has_flag(m->addr, "lo") != 1)
-		ksft_exit_fail_msg("%s: mlock() left no VM_LOCKED\n", m->desc);
+	/* else the child's checks of VM_LOCKED_MASK could not fail */
+	if (m->mlocked && (vma_has_flag(m->addr, "lo") != 1 ||
+			   vma_has_flag(m->addr, "lf") != m->lock_on_fault))
+		ksft_exit_fail_msg("%s: mlock() left other flags\n", m->desc);
 }
 
 /* The parent's bytes are still its own: what it wrote or the file's. */
@@ -432,6 +461,8 @@ static inline const char *child_check(const struct mapping *m, long *faults)
 	/* dup_mmap() clears VM_LOCKED; mm_init() zeroes locked_vm */
 	if (m->mlocked && vma_has_flag(m->addr, "lo"))
 		return "the child's vma kept VM_LOCKED (smaps VmFlags: lo)";
+	if (m->mlocked && vma_has_flag(m->addr, "lf"))
+		return "the child's vma kept VM_LOCKONFAULT (smaps VmFlags: lf)";
 	if (m->mlocked && proc_value("/proc/self/status", "VmLck") != 0)
 		return "the child starts with locked_vm (VmLck != 0)";
 	before = minor_faults();
