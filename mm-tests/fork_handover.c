@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fork_handover: what dup_mmap() hands the child besides vmas and ptes,
+ * each checked while the child lives, from the side that would notice.
+ *
+ *   dup_mmap() line                  what a wrong kernel looks like       row
+ *   dup_mm_exe_file()                the child has no /proc/self/exe      1 (mutant 20)
+ *   tmp->vm_ops->open(tmp)           a SysV segment's shm_nattch misses   2 (mutant 21)
+ *                                    the child's attach: IPC_RMID would
+ *                                    free it under the parent
+ *   vma_interval_tree_insert_after() truncate() cannot find the child's   3
+ *                                    file ptes: the child reads pages
+ *                                    the file no longer has
+ *   mapping_allow_writable()         F_SEAL_WRITE succeeds while the      4 (mutant 22)
+ *                                    child still maps the memfd shared
+ *                                    writable, and the child writes a
+ *                                    sealed file
+ *
+ * Parent and child step together over two pipes: the child says
+ * "ready" once it holds what it was handed, the parent acts (or reads),
+ * then says "go"; the child's exit status is its verdict.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+
+#include "forklab.h"
+
+#define PAGES	8
+
+struct lockstep {
+	int to_parent[2], to_child[2];
+};
+
+static void lockstep_init(struct lockstep *ls)
+{
+	if (pipe(ls->to_parent) || pipe(ls->to_child))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+}
+
+static void say(int fd)
+{
+	if (write(fd, "", 1) != 1)
+		_exit(3);
+}
+
+static void hear(int fd)
+{
+	char c;
+
+	if (read(fd, &c, 1) != 1)
+		_exit(3);
+}
+
+static pid_t fork_or_fail(void)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	return pid;
+}
+
+/* 1: the child's /proc/self/exe is the parent's executable. */
+static void exe_file(void)
+{
+	char parent[512], child[512];
+	ssize_t len = readlink("/proc/self/exe", parent, sizeof(parent) - 1);
+	pid_t pid;
+
+	if (len < 0)
+		ksft_exit_fail_msg("readlink /proc/self/exe: %s\n", strerror(errno));
+	parent[len] = '\0';
+	pid = fork_or_fail();
+	if (pid == 0) {
+		len = readlink("/proc/self/exe", child, sizeof(child) - 1);
+		if (len < 0) {
+			ksft_print_msg("child: readlink /proc/self/exe: %s\n",
+				       strerror(errno));
+			_exit(1);
+		}
+		child[len] = '\0';
+		_exit(strcmp(child, parent) != 0);
+	}
+	ksft_test_result(!wait_child(pid), "the child's /proc/self/exe is the parent's\n");
+}
+
+static unsigned long nattch(int id)
+{
+	struct shmid_ds ds;
+
+	if (shmctl(id, IPC_STAT, &ds))
+		ksft_exit_fail_msg("shmctl IPC_STAT: %s\n", strerror(errno));
+	return ds.shm_nattch;
+}
+
+/* 2: shm_open() through vm_ops->open counts the child's attach. */
+static void shm_attach_count(void)
+{
+	unsigned long alone, with_child, after;
+	struct lockstep ls;
+	uint8_t *seg;
+	pid_t pid;
+	int id;
+
+	id = shmget(IPC_PRIVATE, PAGES * page_size(), IPC_CREAT | 0600);
+	if (id < 0)
+		ksft_exit_fail_msg("shmget: %s\n", strerror(errno));
+	seg = shmat(id, NULL, 0);
+	if (seg == (void *)-1)
+		ksft_exit_fail_msg("shmat: %s\n", strerror(errno));
+	memset(seg, 0x5a, PAGES * page_size());
+	alone = nattch(id);
+	lockstep_init(&ls);
+	pid = fork_or_fail();
+	if (pid == 0) {
+		say(ls.to_parent[1]);
+		hear(ls.to_child[0]);
+		_exit(seg[0] != 0x5a);
+	}
+	hear(ls.to_parent[0]);
+	with_child = nattch(id);
+	say(ls.to_child[1]);
+	if (wait_child(pid))
+		ksft_exit_fail_msg("shm: the child failed\n");
+	after = nattch(id);
+	shmdt(seg);
+	shmctl(id, IPC_RMID, NULL);
+	ksft_print_msg("shm_nattch: %lu alone, %lu with the child, %lu after\n",
+		       alone, with_child, after);
+	ksft_test_result(alone == 1 && with_child == 2 && after == 1,
+			 "SysV shm: shm_nattch counts the child's attach while it lives\n");
+}
+
+static sigjmp_buf bus_jmp;
+
+/* A load the compiler must make (the page may be gone: SIGBUS). */
+static uint8_t load(const uint8_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(bus_jmp, 1);
+}
+
+static int tmp_fd(const char *name, size_t size)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/forklab-%s-%d", name, getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, size))
+		ksft_exit_fail_msg("create %s: %s\n", path, strerror(errno));
+	unlink(path);
+	return fd;
+}
+
+/*
+ * 3: truncate() after fork reaches the child's ptes of the file, which
+ * it finds through the file's i_mmap tree. The parent reads every page
+ * of a MAP_PRIVATE file mapping and writes page 0 (an anon_vma: fork
+ * copies the vma's ptes, file pages 1..7 among them); the child checks
+ * it has them, the parent truncates the file to nothing, and every page
+ * of the child's mapping must then be beyond EOF: SIGBUS.
+ */
+static void truncate_reaches_child(void)
+{
+	size_t ps = page_size(), i, present;
+	struct sigaction sa = { .sa_handler = on_sigbus };
+	unsigned int sum = 0;
+	uint8_t *map;
+	struct lockstep ls;
+	pid_t pid;
+	int fd;
+
+	fd = tmp_fd("truncate", PAGES * ps);
+	map = mmap(NULL, PAGES * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	for (i = 0; i < PAGES; i++)
+		sum += load(map + i * ps);
+	map[0] = sum;
+	lockstep_init(&ls);
+	pid = fork_or_fail();
+	if (pid == 0) {
+		present = present_pages(map, PAGES * ps);
+		say(ls.to_parent[1]);
+		hear(ls.to_child[0]);
+		if (present != PAGES) {
+			ksft_print_msg("truncate: the child has %zu of %d ptes: nothing to reach\n",
+				       present, PAGES);
+			_exit(2);
+		}
+		sigaction(SIGBUS, &sa, NULL);
+		for (i = 1; i < PAGES; i++) {
+			if (sigsetjmp(bus_jmp, 1))
+				continue;	/* SIGBUS: the page is gone */
+			sum += load(map + i * ps);
+			ksft_print_msg("truncate: the child still reads page %zu (%u)\n",
+				       i, sum);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	hear(ls.to_parent[0]);
+	if (ftruncate(fd, 0))
+		ksft_exit_fail_msg("ftruncate: %s\n", strerror(errno));
+	say(ls.to_child[1]);
+	ksft_test_result(!wait_child(pid),
+			 "truncate() after fork: the child's file pages are gone (SIGBUS)\n");
+	munmap(map, PAGES * ps);
+	close(fd);
+}
+
+/*
+ * 4: a memfd that the child maps shared and writable cannot take
+ * F_SEAL_WRITE, although the parent unmapped it: dup_mmap() counted the
+ * child's mapping in the file's i_mmap_writable. Once the child is gone
+ * it can (else this row could not fail either way).
+ */
+static void memfd_seal_while_child_maps(void)
+{
+	size_t size = PAGES * page_size();
+	int busy, after, fd;
+	struct lockstep ls;
+	uint8_t *map;
+	pid_t pid;
+
+	fd = memfd_create("forklab", MFD_ALLOW_SEALING);
+	if (fd < 0 || ftruncate(fd, size))
+		ksft_exit_fail_msg("memfd_create: %s\n", strerror(errno));
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	lockstep_init(&ls);
+	pid = fork_or_fail();
+	if (pid == 0) {
+		say(ls.to_parent[1]);
+		hear(ls.to_child[0]);
+		_exit(0);
+	}
+	hear(ls.to_parent[0]);
+	munmap(map, size);
+	busy = fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE) ? errno : 0;
+	say(ls.to_child[1]);
+	if (wait_child(pid))
+		ksft_exit_fail_msg("memfd: the child failed\n");
+	after = fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE) ? errno : 0;
+	close(fd);
+	ksft_print_msg("F_SEAL_WRITE: %s while the child maps it, %s after\n",
+		       busy ? strerror(busy) : "sealed", after ? strerror(after) : "sealed");
+	ksft_test_result(busy == EBUSY && !after,
+			 "memfd: F_SEAL_WRITE fails (EBUSY) while the child maps it shared writable\n");
+}
+
+int main(void)
+{
+	ksft_print_header();
+	ksft_set_plan(4);
+	exe_file();
+	shm_attach_count();
+	truncate_reaches_child();
+	memfd_seal_while_child_maps();
+	ksft_finished();
+}
