@@ -19,7 +19,7 @@
  *                                                         (mutant 15)
  *   RssFile +   MM_FILEPAGES,   Rss - Anonymous           ... a file or shmem page
  *   RssShmem    MM_SHMEMPAGES
- *   VmSwap      MM_SWAPENTS     Swap                      copy_nonpresent_pte() does
+ *   VmSwap      MM_SWAPENTS     Swap of anon vmas         copy_nonpresent_pte() does
  *                                                         not count a swap entry
  *   VmSize      total_vm        every vma                 dup_mmap() keeps a
  *                                                         VM_DONTCOPY vma's pages
@@ -34,8 +34,8 @@
  *   Committed_AS (the system's) grows by the child's      dup_mmap() does not charge
  *               VM_ACCOUNT vmas ("ac" in VmFlags)         a copied vma (mutant 17)
  *
- * A child only gains memory after fork, so its peaks are its current
- * figures; the parent mapped, touched and unmapped PEAK_MIB before, so
+ * A child only gains memory after fork (nothing reclaims here: 512 MiB,
+ * a few MiB used), so its peaks are its current figures; the parent mapped, touched and unmapped PEAK_MIB before, so
  * its own peaks are higher. smaps has no figure for page tables;
  * fork_fail_nth counts those.
  * Committed_AS is exact on UML (one CPU: the percpu counter is a plain
@@ -125,10 +125,14 @@ static bool has_flag(const char *flags, const char *flag)
 static void walk_smaps(struct figures *f)
 {
 	long long size = 0, rss = 0, anon = 0, swap = 0;
+	unsigned long start, end, inode = 0;
 	const char *p, *flags;
 	bool wr, sh, ex, gd;
 
 	for (p = proc_buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		/* "start-end perms offset dev inode path": the entry's header */
+		if (sscanf(p, "%lx-%lx %*s %*s %*s %lu", &start, &end, &inode) == 3)
+			continue;
 		if (!strncmp(p, "Size:", 5))
 			size = strtoll(p + 5, NULL, 10);
 		else if (!strncmp(p, "Rss:", 4))
@@ -152,7 +156,13 @@ static void walk_smaps(struct figures *f)
 		f->walk[VM_LCK] += has_flag(flags, "lo") ? size : 0;
 		f->walk[RSS_ANON] += anon;
 		f->walk[RSS_OTHER] += rss - anon;
-		f->walk[VM_SWAP] += swap;
+		/*
+		 * An anonymous vma's Swap is its swap entries; a file vma's
+		 * adds the shmem pages its file has in swap, which are the
+		 * file's, not the mm's (MM_SWAPENTS). None of this parent's
+		 * file vmas has swap entries of its own.
+		 */
+		f->walk[VM_SWAP] += inode ? 0 : swap;
 		f->accountable_kb += has_flag(flags, "ac") ? size : 0;
 		size = rss = anon = swap = 0;
 	}
@@ -202,10 +212,11 @@ static void child_figures(struct figures *f)
 		if (!read_proc("/proc/self/status"))
 			return;
 		read_counters(&again);
-		if (!memcmp(f->counter, again.counter, sizeof(f->counter)))
-			break;
+		if (!memcmp(f->counter, again.counter, sizeof(f->counter))) {
+			f->read_all = true;
+			return;
+		}
 	}
-	f->read_all = true;
 }
 
 static long long committed_as_kb(void)
@@ -260,7 +271,7 @@ int main(void)
 	if (write(to_child[1], "", 1) != 1 || wait_child(pid))
 		ksft_exit_fail_msg("the child failed\n");
 	if (!f.read_all)
-		ksft_exit_fail_msg("the child could not read its /proc/self files\n");
+		ksft_exit_fail_msg("the child could not read its /proc/self files, or its counters moved on every try\n");
 
 	for (i = 0; i < NR_FIGURES; i++) {
 		ok = f.counter[i] == f.walk[i] && f.counter[i] >= 0;
