@@ -17,8 +17,10 @@
  *   RssAnon     MM_ANONPAGES    Anonymous                 copy_present_ptes() does not
  *                                                         count a shared anon page
  *                                                         (mutant 15)
- *   RssFile +   MM_FILEPAGES,   Rss - Anonymous           ... a file or shmem page
- *   RssShmem    MM_SHMEMPAGES
+ *   RssFile     MM_FILEPAGES    Rss - Anonymous of the    ... a file page
+ *                               other file vmas
+ *   RssShmem    MM_SHMEMPAGES   Rss - Anonymous of shmem  counts a shmem page as a
+ *                               vmas (/tmp is tmpfs)      file page (mutant 25)
  *   VmSwap      MM_SWAPENTS     Swap of anon vmas         copy_nonpresent_pte() does
  *                                                         not count a swap entry
  *   VmSize      total_vm        every vma                 dup_mmap() keeps a
@@ -50,7 +52,7 @@
 #define PEAK_MIB	4
 
 enum figure {
-	RSS_ANON, RSS_OTHER, VM_SWAP, VM_SIZE, VM_DATA, VM_STK, VM_EXE, VM_LCK,
+	RSS_ANON, RSS_FILE, RSS_SHMEM, VM_SWAP, VM_SIZE, VM_DATA, VM_STK, VM_EXE, VM_LCK,
 	VM_HWM_RSS, VM_PEAK_SIZE, NR_FIGURES
 };
 
@@ -63,7 +65,8 @@ struct figures {
 
 static const char *const figure_rows[NR_FIGURES] = {
 	[RSS_ANON] = "RssAnon is the child's anonymous pages",
-	[RSS_OTHER] = "RssFile + RssShmem are its other resident pages",
+	[RSS_FILE] = "RssFile is its other file pages",
+	[RSS_SHMEM] = "RssShmem is its shmem pages (tmpfs, SysV, shared anon)",
 	[VM_SWAP] = "VmSwap is its swap entries",
 	[VM_SIZE] = "VmSize is its vmas",
 	[VM_DATA] = "VmData is its private writable vmas",
@@ -117,6 +120,17 @@ static bool has_flag(const char *flags, const char *flag)
 }
 
 /*
+ * Is a vma of this smaps path shmem's? Every file this test maps is in
+ * /tmp, a tmpfs in the UML forklab boots; SysV segments and MAP_SHARED
+ * anon are shmem files of their own. The executable is not.
+ */
+static bool is_shmem_path(const char *path)
+{
+	return !strncmp(path, "/tmp/", 5) || !strncmp(path, "/SYSV", 5) ||
+	       !strncmp(path, "/dev/zero", 9) || !strncmp(path, "/memfd:", 7);
+}
+
+/*
  * Walk proc_buf (smaps) vma by vma into @f->walk and
  * @f->accountable_kb: each vma's size and flags, the way mm/internal.h's
  * is_data_mapping(), is_stack_mapping() and is_exec_mapping() sort them
@@ -127,12 +141,16 @@ static void walk_smaps(struct figures *f)
 	long long size = 0, rss = 0, anon = 0, swap = 0;
 	unsigned long start, end, inode = 0;
 	const char *p, *flags;
-	bool wr, sh, ex, gd;
+	bool wr, sh, ex, gd, shmem = false;
+	int path;
 
 	for (p = proc_buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		/* "start-end perms offset dev inode path": the entry's header */
-		if (sscanf(p, "%lx-%lx %*s %*s %*s %lu", &start, &end, &inode) == 3)
+		if (sscanf(p, "%lx-%lx %*s %*s %*s %lu %n", &start, &end, &inode,
+			   &path) == 3) {
+			shmem = is_shmem_path(p + path);
 			continue;
+		}
 		if (!strncmp(p, "Size:", 5))
 			size = strtoll(p + 5, NULL, 10);
 		else if (!strncmp(p, "Rss:", 4))
@@ -155,7 +173,7 @@ static void walk_smaps(struct figures *f)
 		f->walk[VM_EXE] += ex && !wr && !gd ? size : 0;
 		f->walk[VM_LCK] += has_flag(flags, "lo") ? size : 0;
 		f->walk[RSS_ANON] += anon;
-		f->walk[RSS_OTHER] += rss - anon;
+		f->walk[shmem ? RSS_SHMEM : RSS_FILE] += rss - anon;
 		/*
 		 * An anonymous vma's Swap is its swap entries; a file vma's
 		 * adds the shmem pages its file has in swap, which are the
@@ -182,7 +200,8 @@ static void read_counters(struct figures *f)
 	for (i = 0; i < NR_FIGURES; i++)
 		if (status_names[i])
 			f->counter[i] = field_kb(status_names[i]);
-	f->counter[RSS_OTHER] = field_kb("RssFile") + field_kb("RssShmem");
+	f->counter[RSS_FILE] = field_kb("RssFile");
+	f->counter[RSS_SHMEM] = field_kb("RssShmem");
 	/* exec_vm: task_mem() splits it into VmExe and VmLib */
 	f->counter[VM_EXE] = field_kb("VmExe") + field_kb("VmLib");
 	/* the peaks are held against the current figures */

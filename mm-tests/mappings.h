@@ -37,8 +37,11 @@ enum mapping_kind {
 	PRIVATE_ANON, SYSV_SHM, SHARED_ANON, SHARED_FILE, SHARED_FILE_RDONLY,
 	PRIVATE_FILE, REMAPPED_FILE,
 };
-enum parent_access { NO_ACCESS, READS, WRITES };
-enum child_view { PARENT_BYTES, FILE_BYTES, ZEROES, UNMAPPED, REVERSED_FILE };
+enum parent_access { NO_ACCESS, READS, WRITES, WRITES_HALF };
+enum child_view {
+	PARENT_BYTES, FILE_BYTES, ZEROES, UNMAPPED, REVERSED_FILE,
+	PARENT_THEN_FILE,	/* the first half the parent's, the rest the file's */
+};
 /* What the parent does to the vma after writing it, before fork. */
 enum reshape {
 	AS_MAPPED,
@@ -107,6 +110,17 @@ static const struct mapping mapping_table[] = {
 	  .access = WRITES,
 	  .lazy_copies = true,
 	  .child_sees = PARENT_BYTES },
+	/*
+	 * Read whole, half written: an anon_vma, so fork copies every pte,
+	 * half of them mapping the tmpfs file's page-cache pages (shmem:
+	 * the child's RssShmem). A fork that counted those in MM_FILEPAGES
+	 * would get the child's RssFile and RssShmem wrong.
+	 */
+	{ .desc = "MAP_PRIVATE tmpfs file, half written",
+	  .kind = PRIVATE_FILE,
+	  .access = WRITES_HALF,
+	  .lazy_copies = true,
+	  .child_sees = PARENT_THEN_FILE },
 	/* Kept, the child could read what the parent hid from it. */
 	{ .desc = "MADV_DONTFORK",
 	  .kind = PRIVATE_ANON,
@@ -248,6 +262,9 @@ static inline uint8_t expected_byte(const struct mapping *m, size_t i)
 	case REVERSED_FILE:
 		return page_byte(FILE_SIDE, m->id, MAPPING_PAGES - 1 - page,
 				 i % ps);
+	case PARENT_THEN_FILE:
+		return page_byte(page < MAPPING_PAGES / 2 ? PARENT_SIDE : FILE_SIDE,
+				 m->id, page, i % ps);
 	default:
 		return 0;
 	}
@@ -398,11 +415,13 @@ static inline void map_one(struct mapping *m)
 					     MAPPING_PAGES - 1 - i, 0))
 				ksft_exit_fail_msg("remap_file_pages: %s\n",
 						   strerror(errno));
-	if (m->access == WRITES)
-		fill(m->addr, PARENT_SIDE, m->id, 0, MAPPING_SIZE);
-	else if (m->access == READS)
+	if (m->access == READS || m->access == WRITES_HALF)
 		for (i = 0; i < MAPPING_SIZE; i += ps)
 			sum += m->addr[i];
+	if (m->access == WRITES)
+		fill(m->addr, PARENT_SIDE, m->id, 0, MAPPING_SIZE);
+	else if (m->access == WRITES_HALF)
+		fill(m->addr, PARENT_SIDE, m->id, 0, MAPPING_SIZE / 2);
 	if (m->advice && madvise(m->addr, MAPPING_SIZE, m->advice))
 		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
 	reshape(m);
