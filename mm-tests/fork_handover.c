@@ -11,9 +11,11 @@
  *   vma_interval_tree_insert_after() truncate() cannot find the child's   3
  *                                    file ptes: the child reads pages
  *                                    the file no longer has
- *   mapping_allow_writable()         F_SEAL_WRITE succeeds while the      4 (mutant 22)
- *                                    child still maps the memfd shared
- *                                    writable, and the child writes a
+ *   mapping_allow_writable()         F_SEAL_WRITE succeeds while the      4, 5 (mutant 22)
+ *   if vma_is_shared_maywrite()      child still maps the memfd shared
+ *                                    writable (or PROT_READ with
+ *                                    VM_MAYWRITE: mprotect() can make it
+ *                                    writable), and the child writes a
  *                                    sealed file
  *
  * Parent and child step together over two pipes: the child says
@@ -225,7 +227,7 @@ static void truncate_reaches_child(void)
  * child's mapping in the file's i_mmap_writable. Once the child is gone
  * it can (else this row could not fail either way).
  */
-static void memfd_seal_while_child_maps(void)
+static void memfd_seal_while_child_maps(int prot, const char *row)
 {
 	size_t size = PAGES * page_size();
 	int busy, after, fd;
@@ -236,7 +238,7 @@ static void memfd_seal_while_child_maps(void)
 	fd = memfd_create("forklab", MFD_ALLOW_SEALING);
 	if (fd < 0 || ftruncate(fd, size))
 		ksft_exit_fail_msg("memfd_create: %s\n", strerror(errno));
-	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	map = mmap(NULL, size, prot, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
 	lockstep_init(&ls);
@@ -256,17 +258,20 @@ static void memfd_seal_while_child_maps(void)
 	close(fd);
 	ksft_print_msg("F_SEAL_WRITE: %s while the child maps it, %s after\n",
 		       busy ? strerror(busy) : "sealed", after ? strerror(after) : "sealed");
-	ksft_test_result(busy == EBUSY && !after,
-			 "memfd: F_SEAL_WRITE fails (EBUSY) while the child maps it shared writable\n");
+	ksft_test_result(busy == EBUSY && !after, "%s\n", row);
 }
 
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(4);
+	ksft_set_plan(5);
 	exe_file();
 	shm_attach_count();
 	truncate_reaches_child();
-	memfd_seal_while_child_maps();
+	memfd_seal_while_child_maps(PROT_READ | PROT_WRITE,
+				    "memfd: F_SEAL_WRITE fails (EBUSY) while the child maps it shared writable");
+	/* VM_MAYWRITE, not VM_WRITE, is what counts: mprotect() could add it */
+	memfd_seal_while_child_maps(PROT_READ,
+				    "memfd: F_SEAL_WRITE fails (EBUSY) while the child maps it shared PROT_READ from an O_RDWR fd");
 	ksft_finished();
 }

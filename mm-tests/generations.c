@@ -15,7 +15,9 @@
  *
  *   H   reads C's bytes in pages 0-1, G's in 2-3, P's in 4-7, and writes
  *       page 4: a reused anon_vma that lost the pages, or that H's write
- *       reached, shows here or in G;
+ *       reached, shows here or in G; then it pages out its page 4, a
+ *       folio on the reused anon_vma itself, which reclaim must find by
+ *       rmap through it, and reads it back;
  *   G   after H is gone: still its own bytes (not H's page 4); then it
  *       pages out pages 0-3, which only it maps now (C's copies of 0-1
  *       hang off AV2, its own of 2-3 off AV3): reclaim finds each pte by
@@ -34,10 +36,13 @@
 #define PAGES	8
 
 enum writer { P_WROTE = 1, C_WROTE, G_WROTE, H_WROTE };
-enum verdict { H_READS, G_KEEPS, G_PAGES_OUT, P_KEEPS, NR_VERDICTS };
+enum verdict {
+	H_READS, H_PAGES_OUT, G_KEEPS, G_PAGES_OUT, P_KEEPS, NR_VERDICTS
+};
 
 static const char *const verdict_rows[NR_VERDICTS] = {
 	[H_READS] = "the fourth generation, on a reused anon_vma, reads each generation's pages",
+	[H_PAGES_OUT] = "the fourth pages out the page it wrote, through the reused anon_vma, and reads it back",
 	[G_KEEPS] = "the third keeps its own bytes after the fourth wrote",
 	[G_PAGES_OUT] = "the third pages out the pages only it maps now, through rmap, and reads them back",
 	[P_KEEPS] = "the first keeps its own bytes",
@@ -107,16 +112,36 @@ static pid_t fork_or_exit(void)
 	return pid;
 }
 
+/* Page out @n pages from page @first, which only this process maps. */
+static bool page_out_and_back(uint8_t *a, size_t first, size_t n, enum writer who)
+{
+	uint8_t *p = a + first * page_size();
+	size_t out;
+
+	if (madvise(p, n * page_size(), MADV_PAGEOUT)) {
+		ksft_print_msg("MADV_PAGEOUT: %s\n", strerror(errno));
+		return false;
+	}
+	out = swapped_pages(p, n * page_size());
+	if (out != n) {
+		ksft_print_msg("pid %d: %zu of %zu pages reached swap\n", getpid(),
+			       out, n);
+		return false;
+	}
+	return pages_hold(a, who, first, n) && !swapped_pages(p, n * page_size());
+}
+
 static void fourth(uint8_t *a)
 {
 	set(H_READS, lineage_holds(a));
+	/* its own copy: a new folio on the anon_vma it reused */
 	write_pages(a, H_WROTE, 4, 1);
+	set(H_PAGES_OUT, page_out_and_back(a, 4, 1, H_WROTE));
 	_exit(0);
 }
 
 static void third(uint8_t *a)
 {
-	size_t len = PAGES * page_size();
 	pid_t pid;
 
 	write_pages(a, G_WROTE, 2, 2);
@@ -129,17 +154,8 @@ static void third(uint8_t *a)
 		_exit(1);
 	set(G_KEEPS, lineage_holds(a));
 	/* pages 0-3: mapped by this process alone now */
-	if (madvise(a, 4 * page_size(), MADV_PAGEOUT)) {
-		ksft_print_msg("MADV_PAGEOUT: %s\n", strerror(errno));
-		_exit(1);
-	}
-	if (swapped_pages(a, 4 * page_size()) != 4) {
-		ksft_print_msg("%zu of 4 pages reached swap\n",
-			       swapped_pages(a, 4 * page_size()));
-		set(G_PAGES_OUT, false);
-		_exit(0);
-	}
-	set(G_PAGES_OUT, lineage_holds(a) && swapped_pages(a, len) == 0);
+	set(G_PAGES_OUT, page_out_and_back(a, 0, 2, C_WROTE) &&
+	    page_out_and_back(a, 2, 2, G_WROTE) && lineage_holds(a));
 	_exit(0);
 }
 
