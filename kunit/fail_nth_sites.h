@@ -35,6 +35,11 @@
  *   no-warn                   after idr_preload()); it takes one from
  *                             the per-CPU preload
  *
+ *   __ksm_enter               the child's slot in ksmd's list, when the
+ *                             parent has MADV_MERGEABLE vmas: ksm_fork()
+ *                             ignores the failure ("best effort"); the
+ *                             child's pages are then never merged
+ *
  * and, in the sanitizer build (make check SANITIZE=1), the bookkeeping
  * nested in each allocation: kmemleak's metadata (from its memory pool
  * instead) and KASAN's stack depot pages (the stack goes unsaved).
@@ -63,6 +68,30 @@
  */
 #ifndef FORKLAB_FAIL_NTH_SITES_H
 #define FORKLAB_FAIL_NTH_SITES_H
+
+/*
+ * The knobs both walks set first, under /sys/kernel/debug: by default
+ * failslab and fail_page_alloc ignore exactly the allocations fork makes
+ * (they may sleep; order 0; highmem) and print a stack per failure. The
+ * type is the debugfs file's: KUnit writes the variable behind it, user
+ * space the file ("%lu" of the value).
+ */
+enum fail_nth_knob_type { FAIL_NTH_BOOL, FAIL_NTH_U32, FAIL_NTH_ULONG };
+
+struct fail_nth_knob {
+	const char *dir, *name;
+	enum fail_nth_knob_type type;
+	unsigned long value;
+};
+
+static const struct fail_nth_knob fail_nth_knobs[] = {
+	{ "failslab", "ignore-gfp-wait", FAIL_NTH_BOOL, 0 },
+	{ "failslab", "verbose", FAIL_NTH_ULONG, 0 },
+	{ "fail_page_alloc", "ignore-gfp-wait", FAIL_NTH_BOOL, 0 },
+	{ "fail_page_alloc", "ignore-gfp-highmem", FAIL_NTH_BOOL, 0 },
+	{ "fail_page_alloc", "min-order", FAIL_NTH_U32, 0 },
+	{ "fail_page_alloc", "verbose", FAIL_NTH_ULONG, 0 },
+};
 
 /*
  * Prefixes of the functions between a caller and should_fail_ex(), and
@@ -159,6 +188,11 @@ static inline int fail_nth_is_alloc_frame(const char *frame)
 static inline const char *fail_nth_fallback(const char *site,
 					    enum fail_nth_via via, int nowarn)
 {
+	/* mm_slot_alloc(), inlined or not */
+	if (via == FAIL_NTH_DIRECT &&
+	    (fail_nth_frame_is(site, "__ksm_enter") ||
+	     fail_nth_frame_is(site, "mm_slot_alloc")))
+		return "ksm_fork(): entering ksmd's list is best effort";
 	if (!nowarn)
 		return NULL;
 	if (via == FAIL_NTH_SLAB_REFILL)

@@ -48,6 +48,26 @@ struct fork_counts {
 	unsigned long n[NR_FORK_COUNTS];
 };
 
+/*
+ * The counter one vma's decision moves: patches/0007 counts the first
+ * reason vma_needs_copy() has to copy, in its order, or the skip. @copy
+ * is the decision under the booted policy (policy_copies()); a copy for
+ * none of upstream's reasons is the policy's.
+ */
+static inline enum fork_count fork_count_of(bool copy, bool dst_uffd_wp,
+					    vm_flags_t flags, bool anon_vma)
+{
+	if (!copy)
+		return COUNT_SKIP;
+	if (dst_uffd_wp)
+		return COUNT_UFFD_WP;
+	if (flags & (VM_PFNMAP | VM_MIXEDMAP))
+		return COUNT_PFNMAP;
+	if (anon_vma)
+		return COUNT_ANON_VMA;
+	return COUNT_POLICY;
+}
+
 #ifdef CONFIG_FORK_COPY_STATS
 static inline struct fork_counts read_fork_counts(struct kunit *test)
 {

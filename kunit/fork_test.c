@@ -154,66 +154,76 @@ static const struct fork_case fork_cases[] = {
 	 * copy without write-protecting both sides, a write of either side
 	 * shows through to the other.
 	 */
-	{ "private anon, touched", PRIVATE_ANON, RW, WRITES, 0,
-	  COPIED, PARENT_BYTES, 0 },
+	{ .desc = "private anon, touched", .mapping = PRIVATE_ANON, .prot = RW,
+	  .access = WRITES, .outcome = COPIED, .child_reads = PARENT_BYTES },
 	/* No anon_vma: nothing to copy; a copy would only cost fork time. */
-	{ "private anon, never touched", PRIVATE_ANON, RW, NO_ACCESS, 0,
-	  SKIPPED, ZEROES, FORK_PAGES },
+	{ .desc = "private anon, never touched", .mapping = PRIVATE_ANON, .prot = RW,
+	  .access = NO_ACCESS, .outcome = SKIPPED, .child_reads = ZEROES,
+	  .default_faults = FORK_PAGES },
 	/* Ray Fucillo's SysV shm case: faults bring the same pages back. */
-	{ "shared anon, touched", SHARED_ANON, RW, WRITES, 0,
-	  SKIPPED, PARENT_BYTES, 1 },
-	{ "MAP_SHARED tmpfs file, rw", SHARED_FILE, RW, WRITES, 0,
-	  SKIPPED, PARENT_BYTES, 1 },
+	{ .desc = "shared anon, touched", .mapping = SHARED_ANON, .prot = RW,
+	  .access = WRITES, .outcome = SKIPPED, .child_reads = PARENT_BYTES,
+	  .default_faults = 1 },
+	{ .desc = "MAP_SHARED tmpfs file, rw", .mapping = SHARED_FILE, .prot = RW,
+	  .access = WRITES, .outcome = SKIPPED, .child_reads = PARENT_BYTES,
+	  .default_faults = 1 },
 	/* VM_MAYSHARE without VM_SHARED (Hugh Dickins, 2005). */
-	{ "MAP_SHARED PROT_READ, file opened O_RDONLY", SHARED_FILE_RDONLY,
-	  PROT_READ, READS, 0, SKIPPED, FILE_BYTES, 1 },
+	{ .desc = "MAP_SHARED PROT_READ, file opened O_RDONLY",
+	  .mapping = SHARED_FILE_RDONLY, .prot = PROT_READ, .access = READS,
+	  .outcome = SKIPPED, .child_reads = FILE_BYTES, .default_faults = 1 },
 	/* Every page is still the page cache's: faults refill the child. */
-	{ "MAP_PRIVATE file, read, never written", PRIVATE_FILE, RW, READS, 0,
-	  SKIPPED, FILE_BYTES, 1 },
+	{ .desc = "MAP_PRIVATE file, read, never written", .mapping = PRIVATE_FILE,
+	  .prot = RW, .access = READS, .outcome = SKIPPED, .child_reads = FILE_BYTES,
+	  .default_faults = 1 },
 	/*
 	 * Andi Kleen's 2005 "copy only without a file" would skip this: the
 	 * child would see the file's bytes, not the parent's private ones.
 	 */
-	{ "MAP_PRIVATE file, written", PRIVATE_FILE, RW, WRITES, 0,
-	  COPIED, PARENT_BYTES, 0 },
+	{ .desc = "MAP_PRIVATE file, written", .mapping = PRIVATE_FILE, .prot = RW,
+	  .access = WRITES, .outcome = COPIED, .child_reads = PARENT_BYTES },
 	/*
 	 * PTRACE_POKEDATA into a PROT_READ MAP_PRIVATE file mapping COWs an
 	 * anonymous page (cda540ace6a1 kept this): if fork skipped the vma,
 	 * a child forked afterwards would read the file, not the poke.
 	 */
-	{ "FOLL_FORCE write, PROT_READ MAP_PRIVATE file", PRIVATE_FILE,
-	  PROT_READ, POKES, 0, COPIED, PARENT_BYTES, 0 },
+	{ .desc = "FOLL_FORCE write, PROT_READ MAP_PRIVATE file",
+	  .mapping = PRIVATE_FILE, .prot = PROT_READ, .access = POKES,
+	  .outcome = COPIED, .child_reads = PARENT_BYTES },
 	/*
 	 * The same into PROT_READ MAP_SHARED must be refused: an anon page
 	 * inside a shared vma is the "awkward case" of 2005. The file stays
 	 * as it was and fork still skips the vma.
 	 */
-	{ "FOLL_FORCE write, PROT_READ MAP_SHARED file", SHARED_FILE,
-	  PROT_READ, POKES, 0, SKIPPED, FILE_BYTES, 1 },
+	{ .desc = "FOLL_FORCE write, PROT_READ MAP_SHARED file",
+	  .mapping = SHARED_FILE, .prot = PROT_READ, .access = POKES,
+	  .outcome = SKIPPED, .child_reads = FILE_BYTES, .default_faults = 1 },
 	/*
 	 * No struct page behind a pfn, no ->fault to bring it back: skip the
 	 * copy and the child faults on a VM_PFNMAP vma and gets SIGBUS
 	 * (6aab341e0a28).
 	 */
-	{ "VM_PFNMAP (remap_pfn_range)", PFNMAP_DEVICE, RW, WRITES, 0,
-	  COPIED, PARENT_BYTES, 0 },
+	{ .desc = "VM_PFNMAP (remap_pfn_range)", .mapping = PFNMAP_DEVICE, .prot = RW,
+	  .access = WRITES, .outcome = COPIED, .child_reads = PARENT_BYTES },
 	/* vm_insert_page() pages: the driver put them there (4d7672b46244). */
-	{ "VM_MIXEDMAP (vm_insert_page)", MIXEDMAP_DEVICE, RW, WRITES, 0,
-	  COPIED, PARENT_BYTES, 0 },
+	{ .desc = "VM_MIXEDMAP (vm_insert_page)", .mapping = MIXEDMAP_DEVICE,
+	  .prot = RW, .access = WRITES, .outcome = COPIED,
+	  .child_reads = PARENT_BYTES },
 	/*
 	 * A pinned anon page must not be shared with the child: the parent's
 	 * DMA would land in a page the child may COW away (CVE-2020-29374,
 	 * 70e806e4e645). Fork copies it early; the other pages are shared.
 	 */
-	{ "pinned anon page (early COW)", PRIVATE_ANON, RW, WRITES, 0,
-	  COPIED, PARENT_BYTES, 0, true },
+	{ .desc = "pinned anon page (early COW)", .mapping = PRIVATE_ANON, .prot = RW,
+	  .access = WRITES, .outcome = COPIED, .child_reads = PARENT_BYTES,
+	  .pin = true },
 	/*
 	 * A pinned page in a vma fork copies without an anon_vma: only anon
 	 * pages are early-COWed; the 5.10/5.15-stable BUG in
 	 * copy_present_page() came from treating this one as anon.
 	 */
-	{ "pinned page in VM_MIXEDMAP", MIXEDMAP_DEVICE, RW, WRITES, 0,
-	  COPIED, PARENT_BYTES, 0, true },
+	{ .desc = "pinned page in VM_MIXEDMAP", .mapping = MIXEDMAP_DEVICE, .prot = RW,
+	  .access = WRITES, .outcome = COPIED, .child_reads = PARENT_BYTES,
+	  .pin = true },
 #ifndef CONFIG_ARCH_HAS_SYSCALL_WRAPPER
 	/*
 	 * remap_file_pages() (emulated since 4.0 by one linear MAP_SHARED
@@ -222,18 +232,21 @@ static const struct fork_case fork_cases[] = {
 	 * offset the parent arranged, not the linear one. One vma per page,
 	 * so fault-around cannot map more than the faulting page.
 	 */
-	{ "remap_file_pages, reversed", SHARED_FILE, RW, NO_ACCESS, 0,
-	  SKIPPED, FILE_BYTES, FORK_PAGES, false, true },
+	{ .desc = "remap_file_pages, reversed", .mapping = SHARED_FILE, .prot = RW,
+	  .access = NO_ACCESS, .outcome = SKIPPED, .child_reads = FILE_BYTES,
+	  .default_faults = FORK_PAGES, .remap_reversed = true },
 #endif
 	/* If dup_mmap() kept it, the child could read the parent's secret. */
-	{ "MADV_DONTFORK", PRIVATE_ANON, RW, WRITES, MADV_DONTFORK,
-	  ABSENT, ZEROES, 0 },
+	{ .desc = "MADV_DONTFORK", .mapping = PRIVATE_ANON, .prot = RW,
+	  .access = WRITES, .advice = MADV_DONTFORK, .outcome = ABSENT,
+	  .child_reads = ZEROES },
 	/*
 	 * If we copied its ptes, the child would read the parent's data
 	 * instead of zeros (d2cd9ede6e19).
 	 */
-	{ "MADV_WIPEONFORK", PRIVATE_ANON, RW, WRITES, MADV_WIPEONFORK,
-	  SKIPPED, ZEROES, FORK_PAGES },
+	{ .desc = "MADV_WIPEONFORK", .mapping = PRIVATE_ANON, .prot = RW,
+	  .access = WRITES, .advice = MADV_WIPEONFORK, .outcome = SKIPPED,
+	  .child_reads = ZEROES, .default_faults = FORK_PAGES },
 };
 
 KUNIT_ARRAY_PARAM_DESC(fork_cases, fork_cases, desc);
@@ -306,31 +319,38 @@ struct pte_census {
 };
 
 /*
- * The pte mapping @addr, read by walking @mm's page tables by hand:
- * walk_page_range() skips VM_PFNMAP vmas, and those are rows too.
+ * The pte mapping @addr, mapped and locked, found by walking @mm's page
+ * tables by hand (walk_page_range() skips VM_PFNMAP vmas, and those are
+ * rows too); NULL if no page table covers @addr.
  */
-static bool read_pte(struct mm_struct *mm, unsigned long addr, pte_t *entry)
+static pte_t *lock_pte(struct mm_struct *mm, unsigned long addr,
+		       spinlock_t **ptl)
 {
 	pgd_t *pgd = pgd_offset(mm, addr);
-	spinlock_t *ptl;
 	p4d_t *p4d;
 	pud_t *pud;
 	pmd_t *pmd, pmdval;
-	pte_t *pte;
 
 	if (pgd_none(*pgd) || pgd_bad(*pgd))
-		return false;
+		return NULL;
 	p4d = p4d_offset(pgd, addr);
 	if (p4d_none(*p4d) || p4d_bad(*p4d))
-		return false;
+		return NULL;
 	pud = pud_offset(p4d, addr);
 	if (pud_none(*pud) || pud_bad(*pud))
-		return false;
+		return NULL;
 	pmd = pmd_offset(pud, addr);
 	pmdval = pmdp_get(pmd);
 	if (pmd_none(pmdval) || pmd_leaf(pmdval))
-		return false;
-	pte = pte_offset_map_lock(mm, pmd, addr, &ptl);
+		return NULL;
+	return pte_offset_map_lock(mm, pmd, addr, ptl);
+}
+
+static bool read_pte(struct mm_struct *mm, unsigned long addr, pte_t *entry)
+{
+	spinlock_t *ptl;
+	pte_t *pte = lock_pte(mm, addr, &ptl);
+
 	if (!pte)
 		return false;
 	*entry = ptep_get(pte);
@@ -435,13 +455,19 @@ static unsigned long read_vma(struct kunit *test, struct mm_struct *mm, u8 *buf)
 	return read_vma_at(test, mm, FORK_ADDR, buf);
 }
 
-static void write_vma_at(struct kunit *test, struct mm_struct *mm,
-			 unsigned long addr, u8 seed, u8 *buf)
+/* Write @len bytes of @seed's pattern at @addr of @mm, from @buf. */
+static void write_at(struct kunit *test, struct mm_struct *mm,
+		     unsigned long addr, size_t len, u8 seed, u8 *buf)
 {
 	fill(buf, seed);
 	use_mm(mm);
-	KUNIT_ASSERT_EQ(test, 0UL,
-			copy_to_user((void __user *)addr, buf, FORK_SIZE));
+	KUNIT_ASSERT_EQ(test, 0UL, copy_to_user((void __user *)addr, buf, len));
+}
+
+static void write_vma_at(struct kunit *test, struct mm_struct *mm,
+			 unsigned long addr, u8 seed, u8 *buf)
+{
+	write_at(test, mm, addr, FORK_SIZE, seed, buf);
 }
 
 static void write_vma(struct kunit *test, struct mm_struct *mm, u8 seed,
@@ -757,21 +783,18 @@ static struct fork_counts expected_counts(const struct fork_case *row,
 					  struct mm_struct *parent,
 					  const struct pte_census *before)
 {
+	bool device = row->mapping == PFNMAP_DEVICE ||
+		      row->mapping == MIXEDMAP_DEVICE;
+	vm_flags_t flags = (device ? VM_PFNMAP : 0) |
+			   (is_shared(row) ? VM_MAYSHARE : 0);
 	struct fork_counts want = {};
-	unsigned long vmas = parent->map_count;
 	enum fork_count reason;
 
 	if (row->outcome == ABSENT || row->advice == MADV_WIPEONFORK)
 		return want;
-	if (row->outcome == COPIED)
-		reason = row->mapping == PFNMAP_DEVICE ||
-			 row->mapping == MIXEDMAP_DEVICE ?
-			 COUNT_PFNMAP : COUNT_ANON_VMA;
-	else if (policy_copies(is_shared(row) ? VM_MAYSHARE : 0, false))
-		reason = COUNT_POLICY;
-	else
-		reason = COUNT_SKIP;
-	want.n[reason] = vmas;
+	reason = fork_count_of(policy_copies(flags, row->outcome == COPIED),
+			       false, flags, row->outcome == COPIED && !device);
+	want.n[reason] = parent->map_count;
 	if (reason != COUNT_SKIP)
 		want.n[COUNT_PTES] = before->present;
 	return want;
@@ -793,90 +816,491 @@ static void expect_torn_down(struct kunit *test, struct mm_struct *parent,
 				    "page-table pages after both mms are gone");
 }
 
-static void fork_case_test(struct kunit *test)
-{
-	const struct fork_case *row = test->param_value;
-	unsigned int refs[FORK_PAGES] = {}, i;
-	struct pte_census before, parent_after, child_after;
-	unsigned long default_fault_around = READ_ONCE(fault_around_pages);
-	unsigned long pagetables = global_node_page_state(NR_PAGETABLE);
-	unsigned long missing;
-	struct fork_counts counts, want;
-	enum fork_outcome outcome;
+/*
+ * One row's run, split the way cow.c splits do_run_with_*() from its
+ * tests: start_fork() builds the parent and forks it once; each check_*()
+ * is one of (a)-(d) above on what it left.
+ */
+struct fork_run {
+	const struct fork_case *row;
 	struct mm_struct *parent, *child;
+	struct pte_census before;	/* the parent's ptes before fork */
+	unsigned int refs[FORK_PAGES];	/* and its pages' references */
+	enum fork_outcome outcome;	/* under the booted policy */
+	unsigned long pagetables;	/* NR_PAGETABLE before the parent */
+	unsigned long missing;		/* pages the first child must fault */
 	u8 *buf;
+};
 
-	buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, buf);
-	parent = build_parent(test, row, buf);
+static struct fork_run *start_fork(struct kunit *test,
+				   const struct fork_case *row)
+{
+	struct fork_run *run = kunit_kzalloc(test, sizeof(*run), GFP_KERNEL);
+	struct fork_counts counts, want;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, run);
+	run->row = row;
+	run->pagetables = global_node_page_state(NR_PAGETABLE);
+	run->buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, run->buf);
+	run->parent = build_parent(test, row, run->buf);
 
 	lru_add_drain();	/* an LRU batch holds page refs of its own */
-	before = take_census(parent, FORK_ADDR);
+	run->before = take_census(run->parent, FORK_ADDR);
 	for (i = 0; i < FORK_PAGES; i++)
-		if (before.pages[i])
-			refs[i] = page_ref_count(before.pages[i]);
+		if (run->before.pages[i])
+			run->refs[i] = page_ref_count(run->before.pages[i]);
 
 	/* (a) copied, skipped, or not there at all; and counted so */
-	outcome = policy_outcome(row, &before);
-	want = expected_counts(row, parent, &before);
+	run->outcome = policy_outcome(row, &run->before);
+	run->missing = FORK_PAGES -
+		       (run->outcome == COPIED ? run->before.present : 0);
+	want = expected_counts(row, run->parent, &run->before);
 	counts = read_fork_counts(test);
-	child = fork_mm(test, parent);
+	run->child = fork_mm(test, run->parent);
 	expect_fork_counts(test, &counts, &want);
-	if (row->outcome == ABSENT) {
-		KUNIT_EXPECT_FALSE(test, has_vma(child));
-		expect_torn_down(test, parent, child, pagetables);
-		return;
-	}
-	KUNIT_ASSERT_TRUE(test, has_vma(child));
-	expect_rss_counters(test, child);
-	child_after = take_census(child, FORK_ADDR);
-	parent_after = take_census(parent, FORK_ADDR);
-	if (row->outcome == COPIED)	/* upstream copies: nothing to fault */
-		KUNIT_EXPECT_EQ(test, before.present, FORK_PAGES);
-	if (outcome == COPIED) {
-		KUNIT_EXPECT_EQ(test, child_after.present, before.present);
-		expect_cow_state(test, row, &before, &parent_after, &child_after);
+	return run;
+}
+
+/* (a): the child's vma and ptes right after fork, and its rss. */
+static void check_copy(struct kunit *test, struct fork_run *run)
+{
+	struct pte_census parent_after, child_after;
+
+	KUNIT_ASSERT_TRUE(test, has_vma(run->child));
+	expect_rss_counters(test, run->child);
+	child_after = take_census(run->child, FORK_ADDR);
+	parent_after = take_census(run->parent, FORK_ADDR);
+	if (run->row->outcome == COPIED)	/* upstream copies: nothing to fault */
+		KUNIT_EXPECT_EQ(test, run->before.present, FORK_PAGES);
+	if (run->outcome == COPIED) {
+		KUNIT_EXPECT_EQ(test, child_after.present, run->before.present);
+		expect_cow_state(test, run->row, &run->before, &parent_after,
+				 &child_after);
 	} else {
 		KUNIT_EXPECT_EQ(test, child_after.present, 0U);
 	}
+}
 
-	/* (b) and (c): the child reads, one fault per page it lacks */
-	missing = FORK_PAGES - (outcome == COPIED ? before.present : 0);
+/* (b) and (c): the child reads, one fault per page it lacks. */
+static void check_child_reads(struct kunit *test, struct fork_run *run)
+{
 	set_fault_around(test, 1);
-	KUNIT_EXPECT_EQ(test, read_vma(test, child, buf), missing);
-	expect_child_view(test, row, buf);
+	KUNIT_EXPECT_EQ(test, read_vma(test, run->child, run->buf),
+			run->missing);
+	expect_child_view(test, run->row, run->buf);
+}
 
-	/* (d) the child's references are gone with the child */
+/* (d): the child's references are gone with the child. */
+static void check_child_refs_dropped(struct kunit *test, struct fork_run *run)
+{
+	unsigned int i;
+
 	use_mm(NULL);
-	kunit_release_action(test, mmput_action, child);
+	kunit_release_action(test, mmput_action, run->child);
+	run->child = NULL;
 	lru_add_drain();
 	for (i = 0; i < FORK_PAGES; i++)
-		if (before.pages[i])
-			KUNIT_EXPECT_EQ_MSG(test, page_ref_count(before.pages[i]),
-					    refs[i], "page %u", i);
+		if (run->before.pages[i])
+			KUNIT_EXPECT_EQ_MSG(test, page_ref_count(run->before.pages[i]),
+					    run->refs[i], "page %u", i);
+}
 
-	/* (c) again at the default fault-around, in a second child */
+/* (c) at the default fault-around, in a second child. */
+static void check_default_faults(struct kunit *test, struct fork_run *run,
+				 unsigned long default_fault_around)
+{
 	WRITE_ONCE(fault_around_pages, default_fault_around);
-	child = fork_mm(test, parent);
-	KUNIT_EXPECT_EQ(test, read_vma(test, child, buf),
-			missing ? (unsigned long)row->default_faults : 0UL);
+	run->child = fork_mm(test, run->parent);
+	KUNIT_EXPECT_EQ(test, read_vma(test, run->child, run->buf),
+			run->missing ? (unsigned long)run->row->default_faults : 0UL);
+}
 
-	/* (b) after writes: private stays private, shared is shared */
-	if (!(row->prot & PROT_WRITE)) {
-		expect_torn_down(test, parent, child, pagetables);
-		return;
-	}
-	write_vma(test, child, CHILD_PATTERN, buf);
-	read_vma(test, parent, buf);
-	expect_bytes(test, buf, is_shared(row) ? CHILD_PATTERN :
+/* (b) after writes: private stays private, shared is shared. */
+static void check_writes(struct kunit *test, struct fork_run *run)
+{
+	const struct fork_case *row = run->row;
+
+	write_vma(test, run->child, CHILD_PATTERN, run->buf);
+	read_vma(test, run->parent, run->buf);
+	expect_bytes(test, run->buf, is_shared(row) ? CHILD_PATTERN :
 		     row->access == WRITES ? PARENT_PATTERN :
 		     child_seed(row), "parent after the child wrote");
-	write_vma(test, parent, PARENT_PATTERN_2, buf);
-	read_vma(test, child, buf);
-	expect_bytes(test, buf, is_shared(row) ? PARENT_PATTERN_2 :
+	write_vma(test, run->parent, PARENT_PATTERN_2, run->buf);
+	read_vma(test, run->child, run->buf);
+	expect_bytes(test, run->buf, is_shared(row) ? PARENT_PATTERN_2 :
 		     CHILD_PATTERN, "child after the parent wrote");
-	expect_torn_down(test, parent, child, pagetables);
 }
+
+static void fork_case_test(struct kunit *test)
+{
+	const struct fork_case *row = test->param_value;
+	unsigned long default_fault_around = READ_ONCE(fault_around_pages);
+	struct fork_run *run = start_fork(test, row);
+
+	if (row->outcome == ABSENT) {
+		KUNIT_EXPECT_FALSE(test, has_vma(run->child));
+	} else {
+		check_copy(test, run);
+		check_child_reads(test, run);
+		check_child_refs_dropped(test, run);
+		check_default_faults(test, run, default_fault_around);
+		if (row->prot & PROT_WRITE)
+			check_writes(test, run);
+	}
+	expect_torn_down(test, run->parent, run->child, run->pagetables);
+}
+
+/*
+ * forklab_fork_entries: the non-present ptes copy_nonpresent_pte() hands
+ * over, which no process can make at will. The parent is one private
+ * anon vma, every page written; one pte is then replaced by the entry:
+ *
+ *   FORK_ADDR
+ *   | page 0  | page 1                 | page 2  | page 3          |
+ *   | present | migration entry (rows  | present | pte marker      |
+ *   |         | 1-2), of page 1's own  |         | (the others),   |
+ *   |         | folio, which stays     |         | its page zapped |
+ *   |         | mapped (mapcount 1)    |         | first           |
+ *
+ * A migration entry asks for its folio locked while anyone looks at it
+ * (pfn_swap_entry_folio()), as migrate_pages() holds it: the test holds
+ * the lock from before fork until the child is gone and the parent's
+ * pte is put back.
+ */
+enum entry_kind { MIGRATION_WRITABLE, MIGRATION_READABLE, MARKER };
+
+struct entry_case {
+	const char *desc;
+	enum entry_kind kind;
+	pte_marker marker;	/* MARKER: the parent's */
+	pte_marker child_marker;	/* MARKER: the child's (0: pte_none) */
+};
+
+#define ENTRY_MIGRATION_PAGE	1
+#define ENTRY_MARKER_PAGE	3
+
+static const struct entry_case entry_cases[] = {
+	/*
+	 * Page migration since 2.6.18: a writable entry of a COW mapping
+	 * becomes readable in both mms, or remove_migration_ptes() would
+	 * map the new page writable in both, and a write of either would
+	 * show in the other.
+	 */
+	{ .desc = "writable migration entry", .kind = MIGRATION_WRITABLE },
+	{ .desc = "readable migration entry", .kind = MIGRATION_READABLE },
+	/*
+	 * A poison marker (a swap-in error, 15520a3f0469; UFFDIO_POISON):
+	 * if fork dropped it, the child would read zeros where the parent
+	 * gets SIGBUS: data lost without an error.
+	 */
+	{ .desc = "poison marker", .kind = MARKER,
+	  .marker = PTE_MARKER_POISONED, .child_marker = PTE_MARKER_POISONED },
+	/*
+	 * An uffd-wp marker goes only where the child's vma is uffd-wp
+	 * registered too (copy_pte_marker()); a stale one in an
+	 * unregistered vma would make its first write a uffd-wp fault no
+	 * one handles. The poison in the same marker must still come.
+	 */
+	{ .desc = "poison and uffd-wp marker, child not VM_UFFD_WP",
+	  .kind = MARKER, .marker = PTE_MARKER_POISONED | PTE_MARKER_UFFD_WP,
+	  .child_marker = PTE_MARKER_POISONED },
+#ifdef CONFIG_PTE_MARKER_UFFD_WP
+	/*
+	 * An uffd-wp marker alone: only a kernel with uffd-wp can zap one
+	 * (zap_nonpresent_ptes() WARNs on it otherwise), so x86_64's row.
+	 */
+	{ .desc = "uffd-wp marker, child not VM_UFFD_WP", .kind = MARKER,
+	  .marker = PTE_MARKER_UFFD_WP, .child_marker = 0 },
+#endif
+};
+
+KUNIT_ARRAY_PARAM_DESC(entry_cases, entry_cases, desc);
+
+/* Replace the pte at @addr of @mm by @entry; return the old one. */
+static pte_t exchange_pte(struct kunit *test, struct mm_struct *mm,
+			  unsigned long addr, pte_t entry)
+{
+	struct vm_area_struct *vma;
+	spinlock_t *ptl;
+	pte_t *pte, old;
+
+	mmap_write_lock(mm);
+	vma = vma_lookup(mm, addr);
+	pte = vma ? lock_pte(mm, addr, &ptl) : NULL;
+	if (!pte) {
+		mmap_write_unlock(mm);
+		KUNIT_FAIL_AND_ABORT(test, "no pte at %#lx", addr);
+	}
+	old = ptep_get_and_clear(mm, addr, pte);
+	set_pte_at(mm, addr, pte, entry);
+	pte_unmap_unlock(pte, ptl);
+	flush_tlb_page(vma, addr);
+	mmap_write_unlock(mm);
+	return old;
+}
+
+static swp_entry_t entry_at(struct kunit *test, struct mm_struct *mm,
+			    unsigned long addr)
+{
+	pte_t pte;
+
+	mmap_read_lock(mm);
+	KUNIT_EXPECT_TRUE(test, read_pte(mm, addr, &pte));
+	mmap_read_unlock(mm);
+	if (pte_none(pte) || pte_present(pte))
+		return (swp_entry_t){ 0 };
+	return pte_to_swp_entry(pte);
+}
+
+static void expect_migration_entry(struct kunit *test, struct mm_struct *mm,
+				   unsigned long addr, unsigned long pfn,
+				   const char *who)
+{
+	swp_entry_t entry = entry_at(test, mm, addr);
+
+	KUNIT_ASSERT_TRUE_MSG(test, is_migration_entry(entry),
+			      "%s: no migration entry", who);
+	KUNIT_EXPECT_EQ_MSG(test, swp_offset_pfn(entry), pfn, "%s: pfn", who);
+	KUNIT_EXPECT_TRUE_MSG(test, is_readable_migration_entry(entry),
+			      "%s: the entry of a COW-shared page is writable", who);
+}
+
+static void fork_entry_test(struct kunit *test)
+{
+	const struct entry_case *row = test->param_value;
+	static const struct fork_case anon = {
+		.desc = "private anon", .mapping = PRIVATE_ANON, .prot = RW,
+		.access = WRITES,
+	};
+	unsigned long mig = FORK_ADDR + ENTRY_MIGRATION_PAGE * PAGE_SIZE;
+	unsigned long mark = FORK_ADDR + ENTRY_MARKER_PAGE * PAGE_SIZE;
+	struct mm_struct *parent, *child;
+	struct pte_census before, after;
+	struct folio *folio = NULL;
+	unsigned long pfn = 0;
+	unsigned int refs = 0;
+	pte_t orig = __pte(0);
+	swp_entry_t entry;
+	u8 *buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	parent = build_parent(test, &anon, buf);
+	use_mm(NULL);
+	lru_add_drain();
+	before = take_census(parent, FORK_ADDR);
+	KUNIT_ASSERT_EQ(test, before.present, FORK_PAGES);
+
+	if (row->kind == MARKER) {
+		use_mm(parent);
+		KUNIT_ASSERT_EQ(test, 0, do_madvise(parent, mark, PAGE_SIZE,
+						    MADV_DONTNEED));
+		use_mm(NULL);
+		exchange_pte(test, parent, mark,
+			     make_pte_marker(row->marker));
+	} else {
+		folio = page_folio(before.pages[ENTRY_MIGRATION_PAGE]);
+		pfn = folio_pfn(folio);
+		KUNIT_ASSERT_TRUE(test, folio_trylock(folio));
+		refs = folio_ref_count(folio);
+		entry = row->kind == MIGRATION_WRITABLE ?
+			make_writable_migration_entry(pfn) :
+			make_readable_migration_entry(pfn);
+		orig = exchange_pte(test, parent, mig, swp_entry_to_pte(entry));
+	}
+
+	child = dup_mm(current, parent);
+	KUNIT_EXPECT_NOT_NULL(test, child);
+	if (child) {
+		expect_rss_counters(test, child);
+		after = take_census(child, FORK_ADDR);
+		KUNIT_EXPECT_EQ(test, after.present, FORK_PAGES - 1);
+		KUNIT_EXPECT_EQ(test, after.writable, 0U);
+	}
+	if (child && row->kind == MARKER) {
+		entry = entry_at(test, child, mark);
+		if (row->child_marker)
+			KUNIT_EXPECT_TRUE_MSG(test, is_pte_marker_entry(entry) &&
+					      pte_marker_get(entry) == row->child_marker,
+					      "the child's marker: %#lx, want %#lx",
+					      is_pte_marker_entry(entry) ?
+					      (unsigned long)pte_marker_get(entry) : 0UL,
+					      (unsigned long)row->child_marker);
+		else
+			KUNIT_EXPECT_EQ_MSG(test, entry.val, 0UL,
+					    "the child's pte: want none");
+	} else if (child) {
+		expect_migration_entry(test, child, mig, pfn, "child");
+		expect_migration_entry(test, parent, mig, pfn, "parent");
+	}
+	/* Gone while the folio is still locked; it took no reference. */
+	if (child)
+		mmput(child);
+	if (folio) {
+		KUNIT_EXPECT_EQ(test, folio_ref_count(folio), refs);
+		exchange_pte(test, parent, mig, orig);
+		folio_unlock(folio);
+	}
+}
+
+static struct kunit_case fork_entry_cases[] = {
+	KUNIT_CASE_PARAM(fork_entry_test, entry_cases_gen_params),
+	{}
+};
+
+static struct kunit_suite fork_entry_suite = {
+	.name = "forklab_fork_entries",
+	.test_cases = fork_entry_cases,
+};
+
+/*
+ * forklab_fork_anon_vma: which anon_vma anon_vma_fork() gives a child's
+ * vma. anon_vma_clone() may hand it an ancestor's that no vma uses any
+ * more and that has at most one child anon_vma, instead of a new one:
+ *
+ *   gen1 --fork--> gen2 --fork--> gen3 --fork--> gen4
+ *   anon_vma A     B (parent A)   C (parent B)   B again, if gen2 is gone
+ *                                                and gen3 is B's only child;
+ *                                                else D (parent C)
+ *
+ * A wrong reuse puts two lineages in one anon_vma, whose counts then go
+ * wrong and free it under a live vma: the 2022 use-after-free that
+ * 2555283eb40d ("mm/rmap: Fix anon_vma->degree ambiguity leading to
+ * double-reuse") fixed by splitting degree into num_children and
+ * num_active_vmas. No reuse at all only costs memory, and user space
+ * cannot see either: so here, by pointer.
+ *
+ * gen1 writes every page and gen2 page 1 again: page 0's folio is A's,
+ * page 1's B's. After the last fork, an rmap walk of each folio must find
+ * every vma that maps it (folio_mapcount()): a chain link that the clone
+ * left out would hide a vma from reclaim and migration, which would then
+ * free or move a page it still maps.
+ */
+struct reuse_case {
+	const char *desc;
+	bool gen2_gone;		/* gen2 exits before gen3 forks gen4 */
+	bool gen3_sibling;	/* gen2 forks a second child too */
+	bool fork_twice;	/* gen3 forks gen4, then gen4b */
+	bool reuse;		/* gen4 gets B */
+};
+
+static const struct reuse_case reuse_cases[] = {
+	/* B still has a vma: reused, two mms' ptes would share B. */
+	{ .desc = "gen2 alive: new anon_vma", .reuse = false },
+	{ .desc = "gen2 gone, gen3 only child: reuses gen2's", .gen2_gone = true,
+	  .reuse = true },
+	/* Two lineages below B: reused, their counts would mix. */
+	{ .desc = "gen2 gone, two children: new anon_vma", .gen2_gone = true,
+	  .gen3_sibling = true, .reuse = false },
+	/* 2555283eb40d: after the first reuse B is active again. */
+	{ .desc = "gen2 gone, second fork of gen3: no double reuse",
+	  .gen2_gone = true, .fork_twice = true, .reuse = true },
+};
+
+KUNIT_ARRAY_PARAM_DESC(reuse_cases, reuse_cases, desc);
+
+static struct anon_vma *vma_anon_vma(struct mm_struct *mm)
+{
+	struct vm_area_struct *vma;
+	struct anon_vma *anon_vma;
+
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, FORK_ADDR);
+	anon_vma = vma ? vma->anon_vma : NULL;
+	mmap_read_unlock(mm);
+	return anon_vma;
+}
+
+static bool count_vma(struct folio *folio, struct vm_area_struct *vma,
+		      unsigned long addr, void *arg)
+{
+	(*(int *)arg)++;
+	return true;
+}
+
+/* The vmas an rmap walk of @page's folio finds, against its mapcount. */
+static void expect_rmap_finds_all(struct kunit *test, struct page *page,
+				  const char *which)
+{
+	struct folio *folio = page_folio(page);
+	int found = 0;
+	struct rmap_walk_control rwc = {
+		.rmap_one = count_vma,
+		.arg = &found,
+	};
+
+	folio_lock(folio);
+	rmap_walk(folio, &rwc);
+	KUNIT_EXPECT_EQ_MSG(test, found, folio_mapcount(folio),
+			    "%s: vmas found by rmap against mapcount", which);
+	folio_unlock(folio);
+}
+
+static void anon_vma_reuse_test(struct kunit *test)
+{
+	const struct reuse_case *row = test->param_value;
+	static const struct fork_case anon = {
+		.desc = "private anon", .mapping = PRIVATE_ANON, .prot = RW,
+		.access = WRITES,
+	};
+	struct mm_struct *gen1, *gen2, *gen3, *gen4;
+	struct anon_vma *a, *b, *c, *d;
+	struct pte_census census;
+	u8 *buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	gen1 = build_parent(test, &anon, buf);
+	use_mm(NULL);
+	gen2 = fork_mm(test, gen1);
+	write_at(test, gen2, FORK_ADDR + PAGE_SIZE, PAGE_SIZE, CHILD_PATTERN, buf);
+	use_mm(NULL);
+	gen3 = fork_mm(test, gen2);
+	if (row->gen3_sibling)
+		fork_mm(test, gen2);
+	a = vma_anon_vma(gen1);
+	b = vma_anon_vma(gen2);
+	c = vma_anon_vma(gen3);
+	KUNIT_ASSERT_TRUE(test, a && b && c && a != b && b != c && a != c);
+	KUNIT_EXPECT_PTR_EQ(test, b->parent, a);
+	KUNIT_EXPECT_PTR_EQ(test, c->parent, b);
+	/* gen3's chain keeps B alive once gen2 is gone */
+	if (row->gen2_gone)
+		kunit_release_action(test, mmput_action, gen2);
+
+	gen4 = fork_mm(test, gen3);
+	d = vma_anon_vma(gen4);
+	if (row->reuse)
+		KUNIT_EXPECT_PTR_EQ_MSG(test, d, b, "gen4 did not reuse gen2's anon_vma");
+	else
+		KUNIT_EXPECT_TRUE_MSG(test, d != a && d != b && d != c &&
+				      d->parent == c,
+				      "gen4 reused an anon_vma (A %d, B %d, C %d)",
+				      d == a, d == b, d == c);
+	if (row->fork_twice) {
+		gen4 = fork_mm(test, gen3);
+		d = vma_anon_vma(gen4);
+		KUNIT_EXPECT_TRUE_MSG(test, d != a && d != b && d != c &&
+				      d->parent == c,
+				      "gen4b reused an anon_vma (A %d, B %d, C %d)",
+				      d == a, d == b, d == c);
+	}
+	expect_rss_counters(test, gen4);
+	census = take_census(gen4, FORK_ADDR);
+	KUNIT_ASSERT_TRUE(test, census.pages[0] && census.pages[1]);
+	expect_rmap_finds_all(test, census.pages[0], "page 0 (A's)");
+	expect_rmap_finds_all(test, census.pages[1], "page 1 (B's)");
+}
+
+static struct kunit_case fork_anon_vma_cases[] = {
+	KUNIT_CASE_PARAM(anon_vma_reuse_test, reuse_cases_gen_params),
+	{}
+};
+
+static struct kunit_suite fork_anon_vma_suite = {
+	.name = "forklab_fork_anon_vma",
+	.test_cases = fork_anon_vma_cases,
+};
 
 #if IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) && IS_ENABLED(CONFIG_FAILSLAB) && \
 	IS_ENABLED(CONFIG_FAIL_PAGE_ALLOC)
@@ -888,38 +1312,24 @@ static void fork_case_test(struct kunit *test)
  * from, so reach the values through the files' i_private, which is where
  * debugfs_create_bool() and friends keep a pointer to the variable.
  */
-struct fault_knob {
-	const char *dir, *name;
-	enum { KNOB_BOOL, KNOB_U32, KNOB_ULONG } type;
-	unsigned long value;
-};
-
-static const struct fault_knob fork_fault_knobs[] = {
-	{ "failslab", "ignore-gfp-wait", KNOB_BOOL, 0 },
-	{ "failslab", "verbose", KNOB_ULONG, 0 },
-	{ "fail_page_alloc", "ignore-gfp-wait", KNOB_BOOL, 0 },
-	{ "fail_page_alloc", "ignore-gfp-highmem", KNOB_BOOL, 0 },
-	{ "fail_page_alloc", "min-order", KNOB_U32, 0 },
-	{ "fail_page_alloc", "verbose", KNOB_ULONG, 0 },
-};
 
 struct saved_knob {
-	struct fault_knob knob;	/* a copy: the caller's table may be on its stack */
+	struct fail_nth_knob knob;	/* a copy: the caller's table may be on its stack */
 	void *value;
 	unsigned long old;
 };
 
-static unsigned long knob_swap(const struct fault_knob *knob, void *p,
+static unsigned long knob_swap(const struct fail_nth_knob *knob, void *p,
 			       unsigned long value)
 {
 	unsigned long old;
 
 	switch (knob->type) {
-	case KNOB_BOOL:
+	case FAIL_NTH_BOOL:
 		old = *(bool *)p;
 		*(bool *)p = value;
 		break;
-	case KNOB_U32:
+	case FAIL_NTH_U32:
 		old = *(u32 *)p;
 		*(u32 *)p = value;
 		break;
@@ -937,7 +1347,7 @@ static void restore_knob(void *data)
 	knob_swap(&saved->knob, saved->value, saved->old);
 }
 
-static void set_fault_knob(struct kunit *test, const struct fault_knob *knob)
+static void set_fault_knob(struct kunit *test, const struct fail_nth_knob *knob)
 {
 	struct saved_knob *saved = kunit_kzalloc(test, sizeof(*saved), GFP_KERNEL);
 	struct dentry *dir, *file;
@@ -1236,8 +1646,8 @@ static void dup_mm_fault_injection(struct kunit *test)
 	use_mm(NULL);
 	snapshot(parent, before);
 
-	for (i = 0; i < ARRAY_SIZE(fork_fault_knobs); i++)
-		set_fault_knob(test, &fork_fault_knobs[i]);
+	for (i = 0; i < ARRAY_SIZE(fail_nth_knobs); i++)
+		set_fault_knob(test, &fail_nth_knobs[i]);
 
 	/*
 	 * The same checks in the same order on every boot: each failed
@@ -1364,19 +1774,17 @@ static void anon_vma_clone_retry_fails(struct kunit *test)
 {
 	const struct clone_failure *param = test->param_value;
 	unsigned long start = (unsigned long)anon_vma_clone, size, offset, reject;
-	struct fault_knob knobs[] = {
-		{ "failslab", "ignore-gfp-wait", KNOB_BOOL, 0 },
-		{ "failslab", "verbose", KNOB_ULONG, 0 },
-		{ "failslab", "task-filter", KNOB_BOOL, 1 },
-		{ "failslab", "stacktrace-depth", KNOB_ULONG, 32 },
-		{ "failslab", "require-start", KNOB_ULONG, start },
-		{ "failslab", "require-end", KNOB_ULONG, 0 },
-		{ "failslab", "reject-start", KNOB_ULONG, 0 },
-		{ "failslab", "reject-end", KNOB_ULONG, 0 },
-		{ "failslab", "space", KNOB_U32, 0 },
-		{ "failslab", "interval", KNOB_ULONG, 1 },
-		{ "failslab", "times", KNOB_U32, 2 },
-		{ "failslab", "probability", KNOB_ULONG, 100 },
+	struct fail_nth_knob knobs[] = {
+		{ "failslab", "task-filter", FAIL_NTH_BOOL, 1 },
+		{ "failslab", "stacktrace-depth", FAIL_NTH_ULONG, 32 },
+		{ "failslab", "require-start", FAIL_NTH_ULONG, start },
+		{ "failslab", "require-end", FAIL_NTH_ULONG, 0 },
+		{ "failslab", "reject-start", FAIL_NTH_ULONG, 0 },
+		{ "failslab", "reject-end", FAIL_NTH_ULONG, 0 },
+		{ "failslab", "space", FAIL_NTH_U32, 0 },
+		{ "failslab", "interval", FAIL_NTH_ULONG, 1 },
+		{ "failslab", "times", FAIL_NTH_U32, 2 },
+		{ "failslab", "probability", FAIL_NTH_ULONG, 100 },
 	};
 	struct file *files[ARRAY_SIZE(fork_cases)];
 	struct mm_struct *origin, *parent, *child;
@@ -1386,7 +1794,7 @@ static void anon_vma_clone_retry_fails(struct kunit *test)
 	u8 *buf;
 
 	KUNIT_ASSERT_TRUE(test, kallsyms_lookup_size_offset(start, &size, &offset));
-	knobs[5].value = start + size;
+	knobs[3].value = start + size;
 	/*
 	 * kmemleak allocates an object of its own inside every allocation
 	 * (make check SANITIZE=1), under anon_vma_clone() too; it has a
@@ -1395,12 +1803,12 @@ static void anon_vma_clone_retry_fails(struct kunit *test)
 	reject = IS_ENABLED(CONFIG_DEBUG_KMEMLEAK) ?
 		 kallsyms_lookup_name("__alloc_object") : 0;
 	if (reject && kallsyms_lookup_size_offset(reject, &size, &offset)) {
-		knobs[6].value = reject;
-		knobs[7].value = reject + size;
+		knobs[4].value = reject;
+		knobs[5].value = reject + size;
 	}
 	/* "space" lets allocations through while it exceeds their size */
 	if (param->passes)
-		knobs[8].value = param->passes * sizeof(struct anon_vma_chain) + 1;
+		knobs[6].value = param->passes * sizeof(struct anon_vma_chain) + 1;
 	buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
 	before = kunit_kzalloc(test, sizeof(*before), GFP_KERNEL);
 	after = kunit_kzalloc(test, sizeof(*after), GFP_KERNEL);
@@ -1419,6 +1827,8 @@ static void anon_vma_clone_retry_fails(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mmput_action, parent));
 	snapshot(parent, before);
 
+	for (i = 0; i < ARRAY_SIZE(fail_nth_knobs); i++)
+		set_fault_knob(test, &fail_nth_knobs[i]);
 	for (i = 0; i < ARRAY_SIZE(knobs); i++)
 		set_fault_knob(test, &knobs[i]);
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, clear_make_it_fail, NULL));
@@ -1456,7 +1866,7 @@ static struct kunit_suite fork_test_suite = {
 	.name = "forklab_fork",
 	.test_cases = fork_test_cases,
 };
-kunit_test_suite(fork_test_suite);
+kunit_test_suites(&fork_test_suite, &fork_entry_suite, &fork_anon_vma_suite);
 
 MODULE_DESCRIPTION("KUnit tests of fork()'s page-table copy, per mapping kind");
 MODULE_LICENSE("GPL");

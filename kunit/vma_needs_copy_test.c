@@ -288,16 +288,7 @@ static struct fork_counts expected_counts(const struct vma_needs_copy_case *row,
 {
 	struct fork_counts want = {};
 
-	if (!copy)
-		want.n[COUNT_SKIP] = 1;
-	else if (row->dst_uffd_wp)
-		want.n[COUNT_UFFD_WP] = 1;
-	else if (flags & (VM_PFNMAP | VM_MIXEDMAP))
-		want.n[COUNT_PFNMAP] = 1;
-	else if (row->anon_vma)
-		want.n[COUNT_ANON_VMA] = 1;
-	else
-		want.n[COUNT_POLICY] = 1;	/* the policy's, not upstream's */
+	want.n[fork_count_of(copy, row->dst_uffd_wp, flags, row->anon_vma)] = 1;
 	return want;
 }
 

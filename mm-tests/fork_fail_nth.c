@@ -62,6 +62,7 @@ struct knob {
 	const char *path;
 	const char *value;
 	char saved[32];
+	char path_buf[96], value_buf[24];	/* of a fail_nth_knobs[] entry */
 };
 
 /* A function's text, from /proc/kallsyms: the first of @names there. */
@@ -80,16 +81,12 @@ static struct text_range dup_mm_text = { .names = { "dup_mm" } };
 #define FAILSLAB	"/sys/kernel/debug/failslab/"
 #define FAIL_PAGE_ALLOC	"/sys/kernel/debug/fail_page_alloc/"
 
-static struct knob knobs[] = {
-	{ FAILSLAB "ignore-gfp-wait", "N" },
-	{ FAILSLAB "verbose", "0" },
+/* fail_nth_knobs[] (set_knobs() writes their paths), then the filter. */
+static struct knob common_knobs[ARRAY_SIZE(fail_nth_knobs)];
+static struct knob filter_knobs[] = {
 	{ FAILSLAB "stacktrace-depth", "32" },
 	{ FAILSLAB "reject-end", vmalloc_text.end },
 	{ FAILSLAB "reject-start", vmalloc_text.start },
-	{ FAIL_PAGE_ALLOC "ignore-gfp-wait", "N" },
-	{ FAIL_PAGE_ALLOC "ignore-gfp-highmem", "N" },
-	{ FAIL_PAGE_ALLOC "min-order", "0" },
-	{ FAIL_PAGE_ALLOC "verbose", "0" },
 	{ FAIL_PAGE_ALLOC "stacktrace-depth", "32" },
 	{ FAIL_PAGE_ALLOC "reject-end", slab_refill_text.end },
 	{ FAIL_PAGE_ALLOC "reject-start", slab_refill_text.start },
@@ -97,7 +94,13 @@ static struct knob knobs[] = {
 	{ FAIL_PAGE_ALLOC "require-start", dup_mm_text.start },
 };
 
-#define NR_KNOBS	ARRAY_SIZE(knobs)
+#define NR_KNOBS	(ARRAY_SIZE(common_knobs) + ARRAY_SIZE(filter_knobs))
+
+static struct knob *knob(size_t i)
+{
+	return i < ARRAY_SIZE(common_knobs) ? &common_knobs[i] :
+	       &filter_knobs[i - ARRAY_SIZE(common_knobs)];
+}
 
 static void write_file(const char *path, const char *value)
 {
@@ -148,23 +151,33 @@ static void find_text(struct text_range *range)
 
 static bool set_knobs(void)
 {
+	struct knob *k;
 	size_t i;
 
 	find_text(&vmalloc_text);
 	find_text(&slab_refill_text);
 	find_text(&dup_mm_text);
+	for (i = 0; i < ARRAY_SIZE(fail_nth_knobs); i++) {
+		k = &common_knobs[i];
+		snprintf(k->path_buf, sizeof(k->path_buf), "/sys/kernel/debug/%s/%s",
+			 fail_nth_knobs[i].dir, fail_nth_knobs[i].name);
+		snprintf(k->value_buf, sizeof(k->value_buf), "%lu",
+			 fail_nth_knobs[i].value);
+		k->path = k->path_buf;
+		k->value = k->value_buf;
+	}
 	for (i = 0; i < NR_KNOBS; i++) {
-		int fd = open(knobs[i].path, O_RDONLY);
+		int fd = open((k = knob(i))->path, O_RDONLY);
 		ssize_t len;
 
 		if (fd < 0)
 			return false;
-		len = read(fd, knobs[i].saved, sizeof(knobs[i].saved) - 1);
+		len = read(fd, k->saved, sizeof(k->saved) - 1);
 		close(fd);
 		if (len <= 0)
 			return false;
-		knobs[i].saved[len] = '\0';
-		write_file(knobs[i].path, knobs[i].value);
+		k->saved[len] = '\0';
+		write_file(k->path, k->value);
 	}
 	return true;
 }
@@ -174,7 +187,7 @@ static void restore_knobs(void)
 	size_t i;
 
 	for (i = 0; i < NR_KNOBS; i++)
-		write_file(knobs[i].path, knobs[i].saved);
+		write_file(knob(i)->path, knob(i)->saved);
 }
 
 /* Active objects of a slab cache, from /proc/slabinfo. */
