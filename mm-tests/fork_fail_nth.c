@@ -48,9 +48,7 @@
  * dup_mm() altogether, as it did before this filter.
  */
 #include <dirent.h>
-#include <linux/io_uring.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 
 #include "mappings.h"
 #include "../kunit/fail_nth_sites.h"
@@ -483,20 +481,12 @@ static uint8_t *pinned;
 
 static void pin_a_page(void)
 {
-	struct io_uring_params params = {};
-	struct iovec iov;
-	int ring;
-
 	pinned = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (pinned == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
 	memset(pinned, PINNED_BYTE, page_size());
-	ring = syscall(__NR_io_uring_setup, 4, &params);
-	iov.iov_base = pinned;
-	iov.iov_len = page_size();
-	if (ring < 0 ||
-	    syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1))
+	if (io_uring_pin(pinned, page_size()) < 0)
 		ksft_exit_fail_msg("io_uring: cannot pin a page: %s\n", strerror(errno));
 }
 
@@ -616,14 +606,14 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	ksft_set_plan(5 + NR_COUNTERS);
 
-	fd = open("/proc/thread-self/fail-nth", O_RDWR);
-	if (fd < 0 || !set_knobs())
-		ksft_exit_skip("no fail-nth or fault-injection debugfs (CONFIG_FAULT_INJECTION_DEBUG_FS, FAILSLAB, FAIL_PAGE_ALLOC)\n");
-
 	for (i = 0; i < NR_MAPPINGS; i++) {
 		maps[i] = mapping_table[i];
 		map_one(&maps[i]);
 	}
+
+	fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (fd < 0 || !set_knobs())
+		ksft_exit_skip("no fail-nth or fault-injection debugfs (CONFIG_FAULT_INJECTION_DEBUG_FS, FAILSLAB, FAIL_PAGE_ALLOC)\n");
 	pin_a_page();
 	fflush(stdout);
 

@@ -32,41 +32,6 @@
 
 #define PAGES	8
 
-struct lockstep {
-	int to_parent[2], to_child[2];
-};
-
-static void lockstep_init(struct lockstep *ls)
-{
-	if (pipe(ls->to_parent) || pipe(ls->to_child))
-		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-}
-
-static void say(int fd)
-{
-	if (write(fd, "", 1) != 1)
-		_exit(3);
-}
-
-static void hear(int fd)
-{
-	char c;
-
-	if (read(fd, &c, 1) != 1)
-		_exit(3);
-}
-
-static pid_t fork_or_fail(void)
-{
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-	return pid;
-}
-
 /* 1: the child's /proc/self/exe is the parent's executable. */
 static void exe_file(void)
 {
@@ -149,19 +114,6 @@ static uint8_t load(const uint8_t *p)
 static void on_sigbus(int sig)
 {
 	siglongjmp(bus_jmp, 1);
-}
-
-static int tmp_fd(const char *name, size_t size)
-{
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/tmp/forklab-%s-%d", name, getpid());
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || ftruncate(fd, size))
-		ksft_exit_fail_msg("create %s: %s\n", path, strerror(errno));
-	unlink(path);
-	return fd;
 }
 
 /*

@@ -22,6 +22,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/io_uring.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
 #include "kselftest.h"
 #include "mm/vm_util.h"		/* pagemap_get_entry(), PM_PRESENT, ... */
 
@@ -227,6 +231,144 @@ static inline unsigned long page_pfn(const void *addr)
  * neighbours. Exact counts are the KUnit suites', below the host layer.
  * /proc/exitcode exists only on UML.
  */
+/*
+ * Who wrote a page: the file (its contents on disk), the parent before
+ * fork, the child after it. With the region and the page, the writer
+ * makes every page's bytes unique (page_word()): a pte that points at
+ * the same page of another mapping, at another page of the same one, or
+ * at the other side's copy, reads wrong somewhere in the page.
+ */
+enum side { FILE_SIDE = 1, PARENT_SIDE, CHILD_SIDE };
+
+/*
+ * The one pattern every program writes (mappings.h's page_byte() is its
+ * bytes): word @j of page @page of region @id as @writer wrote it, a hash
+ * of all four (splitmix64's finalizer). A pte that points at another
+ * page, another region's, or the other side's copy reads wrong in
+ * nearly every word.
+ */
+static inline uint64_t page_word(unsigned int writer, uint32_t id,
+				 size_t page, size_t j)
+{
+	uint64_t h = ((uint64_t)id << 32 | (uint64_t)writer << 24) ^
+		     ((uint64_t)page << 40 | page >> 24) ^ (j * 0x9e3779b97f4a7c15ULL);
+
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
+}
+
+/* Write pages [@first, @first + @n) of @base as @writer of region @id. */
+static inline void fill_words(uint8_t *base, unsigned int writer, uint32_t id,
+			      size_t first, size_t n)
+{
+	size_t words = page_size() / sizeof(uint64_t), p, j;
+
+	for (p = first; p < first + n; p++)
+		for (j = 0; j < words; j++)
+			((uint64_t *)(base + p * page_size()))[j] =
+				page_word(writer, id, p, j);
+}
+
+/*
+ * Do pages [@first, @first + @n) of @base hold what @writer wrote? The
+ * first page that does not, or -1. volatile: each read is a real load.
+ */
+static inline long first_wrong_page(const volatile uint8_t *base,
+				    unsigned int writer, uint32_t id,
+				    size_t first, size_t n)
+{
+	size_t words = page_size() / sizeof(uint64_t), p, j;
+
+	for (p = first; p < first + n; p++)
+		for (j = 0; j < words; j++)
+			if (((const volatile uint64_t *)(base + p * page_size()))[j] !=
+			    page_word(writer, id, p, j))
+				return p;
+	return -1;
+}
+
+/*
+ * Pin [@p, +@len) as O_DIRECT or RDMA would: io_uring's registered
+ * buffers (FOLL_PIN | FOLL_LONGTERM, counted in the mm's pinned_vm) for
+ * as long as the ring, the returned fd, is open. -1 (errno): no io_uring.
+ */
+static inline int io_uring_pin(void *p, size_t len)
+{
+	struct io_uring_params params = {};
+	struct iovec iov = { .iov_base = p, .iov_len = len };
+	int ring = syscall(__NR_io_uring_setup, 4, &params);
+
+	if (ring < 0)
+		return -1;
+	if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1)) {
+		close(ring);
+		return -1;
+	}
+	return ring;
+}
+
+/* fork() with stdout flushed first, or the child prints it again. */
+static inline pid_t fork_flushed(void)
+{
+	fflush(stdout);
+	return fork();
+}
+
+/* fork_flushed() in the test's own process: a failure ends the test. */
+static inline pid_t fork_or_fail(void)
+{
+	pid_t pid = fork_flushed();
+
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	return pid;
+}
+
+/*
+ * Parent and child in turns: each says() when it is done with a step and
+ * hears() the other's. A side that loses the other exits 3.
+ */
+struct lockstep {
+	int to_parent[2], to_child[2];
+};
+
+static inline void lockstep_init(struct lockstep *ls)
+{
+	if (pipe(ls->to_parent) || pipe(ls->to_child))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+}
+
+static inline void say(int fd)
+{
+	if (write(fd, "", 1) != 1)
+		_exit(3);
+}
+
+static inline void hear(int fd)
+{
+	char c;
+
+	if (read(fd, &c, 1) != 1)
+		_exit(3);
+}
+
+/* An unlinked file of @size bytes (zeros) in /tmp, open O_RDWR. */
+static inline int tmp_fd(const char *name, size_t size)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/forklab-%s-%d", name, getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, size))
+		ksft_exit_fail_msg("create %s: %s\n", path, strerror(errno));
+	unlink(path);
+	return fd;
+}
+
 static inline bool on_uml(void)
 {
 	return access("/proc/exitcode", F_OK) == 0;

@@ -45,35 +45,21 @@ struct fork_sample {
 };
 
 /*
- * Word @j of segment page @page as the parent wrote it: the page number
- * whole, so that no two pages of the segment read alike (a pte that
- * points at another page of it reads wrong in every word); the child
- * compares whole pages, word by word, which costs it little beside its
- * faults.
+ * The segment's pages hold forklab.h's page_word() pattern, the parent's:
+ * no two pages read alike (a pte that points at another page of it reads
+ * wrong in nearly every word); the child compares whole pages, word by
+ * word, which costs it little beside its faults.
  */
-static uint64_t page_word(size_t page, size_t j)
+#define SEGMENT_ID	0x5e9
+
+static void fill_page(uint8_t *seg, size_t page)
 {
-	return 0xf0c1ab0000000000ULL ^ ((uint64_t)page << 16) ^ j;
+	fill_words(seg, PARENT_SIDE, SEGMENT_ID, page, 1);
 }
 
-static void fill_page(uint8_t *p, size_t page)
+static bool page_right(const volatile uint8_t *seg, size_t page)
 {
-	uint64_t *w = (uint64_t *)p;
-	size_t j;
-
-	for (j = 0; j < page_size() / sizeof(*w); j++)
-		w[j] = page_word(page, j);
-}
-
-static bool page_right(const volatile uint8_t *p, size_t page)
-{
-	const volatile uint64_t *w = (const volatile uint64_t *)p;
-	size_t j;
-
-	for (j = 0; j < page_size() / sizeof(*w); j++)
-		if (w[j] != page_word(page, j))
-			return false;
-	return true;
+	return first_wrong_page(seg, PARENT_SIDE, SEGMENT_ID, page, 1) < 0;
 }
 
 static long long now_ns(void)
@@ -96,7 +82,7 @@ static void child_reads(int fd, const volatile uint8_t *seg, size_t pages)
 	before = minor_faults();
 	before = minor_faults();	/* the first call may COW its stack */
 	for (i = 0; i < pages; i++)
-		if (!page_right(seg + i * ps, i))
+		if (!page_right(seg, i))
 			rep.bad_pages++;
 	rep.faults = minor_faults() - before;
 	if (write(fd, &rep, sizeof(rep)) != sizeof(rep))
@@ -164,7 +150,7 @@ static void run_size(unsigned int mib, unsigned int forks)
 		ksft_exit_fail_msg("shmat: %s\n", strerror(errno));
 	shmctl(id, IPC_RMID, NULL);	/* gone with the last detach */
 	for (i = 0; i < pages; i++)
-		fill_page(seg + i * ps, i);
+		fill_page(seg, i);
 
 	warm = fork_once(seg, pages);	/* settle the parent's own pages */
 	for (i = 0; i < forks; i++) {

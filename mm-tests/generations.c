@@ -56,35 +56,23 @@ struct board {
 
 static struct board *board;
 
-/* Word @j of page @page as @who wrote it. */
-static uint64_t word(enum writer who, size_t page, size_t j)
-{
-	return ((uint64_t)who << 56) ^ ((uint64_t)page << 32) ^ j;
-}
+/* The pages hold forklab.h's page_word() pattern, per writer. */
+#define REGION_ID	0x9e7
 
 static void write_pages(uint8_t *a, enum writer who, size_t first, size_t n)
 {
-	size_t words = page_size() / sizeof(uint64_t), p, j;
-
-	for (p = first; p < first + n; p++)
-		for (j = 0; j < words; j++)
-			((uint64_t *)(a + p * page_size()))[j] = word(who, p, j);
+	fill_words(a, who, REGION_ID, first, n);
 }
 
 /* Do pages [@first, @first + @n) hold what @who wrote? */
 static bool pages_hold(const uint8_t *a, enum writer who, size_t first, size_t n)
 {
-	size_t words = page_size() / sizeof(uint64_t), p, j;
+	long p = first_wrong_page(a, who, REGION_ID, first, n);
 
-	for (p = first; p < first + n; p++)
-		for (j = 0; j < words; j++)
-			if (((const uint64_t *)(a + p * page_size()))[j] !=
-			    word(who, p, j)) {
-				ksft_print_msg("pid %d: page %zu word %zu is not writer %d's\n",
-					       getpid(), p, j, who);
-				return false;
-			}
-	return true;
+	if (p >= 0)
+		ksft_print_msg("pid %d: page %ld is not writer %d's\n",
+			       getpid(), p, who);
+	return p < 0;
 }
 
 /* What every generation but P sees as pages 4-7 and the rest. */
@@ -99,12 +87,11 @@ static void set(enum verdict v, bool ok)
 	__atomic_store_n(&board->verdict[v], ok ? 1 : -1, __ATOMIC_SEQ_CST);
 }
 
+/* In a descendant of the test: a failed fork fails this generation. */
 static pid_t fork_or_exit(void)
 {
-	pid_t pid;
+	pid_t pid = fork_flushed();
 
-	fflush(stdout);
-	pid = fork();
 	if (pid < 0) {
 		ksft_print_msg("fork: %s\n", strerror(errno));
 		_exit(2);

@@ -24,15 +24,6 @@
 #define MAPPING_PAGES	8
 #define MAPPING_SIZE	(MAPPING_PAGES * page_size())
 
-/*
- * Who wrote a page: the file (its contents on disk), the parent before
- * fork, the child after it. With the mapping and the page, the side
- * makes every page's bytes unique (page_byte()): a pte that points at
- * the same page of another mapping, at another page of the same one, or
- * at the other side's copy, reads wrong somewhere in the page.
- */
-enum side { FILE_SIDE = 1, PARENT_SIDE, CHILD_SIDE };
-
 enum mapping_kind {
 	PRIVATE_ANON, SYSV_SHM, SHARED_ANON, SHARED_FILE, SHARED_FILE_RDONLY,
 	PRIVATE_FILE, REMAPPED_FILE,
@@ -232,33 +223,18 @@ static inline uint32_t mapping_id(const char *desc)
 	return h;
 }
 
-/*
- * Byte @i of page @page of mapping @id as @side wrote it: a hash of all
- * four (murmur3's finalizer over a 32-bit word), never the same page
- * twice.
- */
+/* Byte @i of page @page of mapping @id as @side wrote it (page_word()). */
 static inline uint8_t page_byte(enum side side, uint32_t id, size_t page,
 				size_t i)
 {
-	uint32_t h = id ^ ((uint32_t)side << 28) ^ (uint32_t)(page << 16) ^
-		     (uint32_t)(i / 4);
-
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	return h >> (8 * (i % 4));
+	return page_word(side, id, page, i / 8) >> (8 * (i % 8));
 }
 
-/* Fill @len bytes from page @first of mapping @id as @side writes them. */
+/* Fill @len bytes (whole pages) from page @first of mapping @id as @side. */
 static inline void fill(uint8_t *p, enum side side, uint32_t id,
 			size_t first, size_t len)
 {
-	size_t ps = page_size(), i;
-
-	for (i = 0; i < len; i++)
-		p[i] = page_byte(side, id, first + i / ps, i % ps);
+	fill_words(p - first * page_size(), side, id, first, len / page_size());
 }
 
 /* The bytes a child must read at offset @i of the mapping. */
@@ -312,29 +288,29 @@ static inline bool fork_copies(const struct mapping *m)
 	return m->lazy_copies || policy_copies_skipped(is_shared(m));
 }
 
+/* A /tmp file of mapping @id's FILE_SIDE bytes, reopened @open_flags. */
 static inline int tmp_file(const char *name, uint32_t id, int open_flags,
 			   mode_t mode)
 {
-	char path[64];
 	uint8_t *buf = malloc(MAPPING_SIZE);
-	int fd;
+	int fd = tmp_fd(name, 0), reopened;
+	char path[64];
 
-	snprintf(path, sizeof(path), "/tmp/forklab-%s-%d", name, getpid());
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || !buf)
-		ksft_exit_fail_msg("create %s: %s\n", path, strerror(errno));
+	if (!buf)
+		ksft_exit_fail_msg("malloc: %s\n", strerror(errno));
 	fill(buf, FILE_SIDE, id, 0, MAPPING_SIZE);
 	if (write(fd, buf, MAPPING_SIZE) != (ssize_t)MAPPING_SIZE)
-		ksft_exit_fail_msg("write %s: %s\n", path, strerror(errno));
+		ksft_exit_fail_msg("write %s file: %s\n", name, strerror(errno));
 	free(buf);
-	close(fd);
-	if (chmod(path, mode))
-		ksft_exit_fail_msg("chmod %s: %s\n", path, strerror(errno));
-	fd = open(path, open_flags);
-	if (fd < 0)
+	if (fchmod(fd, mode))
+		ksft_exit_fail_msg("chmod %s file: %s\n", name, strerror(errno));
+	/* the file is unlinked: open it again through its fd */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	reopened = open(path, open_flags);
+	if (reopened < 0)
 		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
-	unlink(path);
-	return fd;
+	close(fd);
+	return reopened;
 }
 
 static inline uint8_t *mmap_or_fail(int prot, int flags, int fd)

@@ -14,10 +14,7 @@
  * that the test can tell), a pinned page is a different one in the child,
  * and after the parent writes, its page is still the pinned one.
  */
-#include <linux/io_uring.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 
 #include "forklab.h"
 
@@ -60,10 +57,8 @@ static struct child_view fork_and_look(uint8_t *buf, uint8_t seed)
 int main(void)
 {
 	size_t ps = page_size(), i, shared = 0, copied = 0, kept = 0;
-	struct io_uring_params params = {};
 	unsigned long pfn[PAGES];
 	struct child_view view;
-	struct iovec iov;
 	uint8_t *buf;
 	int ring;
 
@@ -87,14 +82,10 @@ int main(void)
 			 "unpinned: the child shares all %d pages (%zu)\n",
 			 PAGES, shared);
 
-	ring = syscall(__NR_io_uring_setup, 4, &params);
+	ring = io_uring_pin(buf, PAGES * ps);
 	if (ring < 0)
-		ksft_exit_skip("io_uring_setup: %s: no pinning path (CONFIG_IO_URING)\n",
+		ksft_exit_skip("io_uring: %s: no pinning path (CONFIG_IO_URING)\n",
 			       strerror(errno));
-	iov.iov_base = buf;
-	iov.iov_len = PAGES * ps;
-	if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1))
-		ksft_exit_skip("IORING_REGISTER_BUFFERS: %s\n", strerror(errno));
 
 	view = fork_and_look(buf, 0x5a);
 	for (i = 0; i < PAGES; i++)
