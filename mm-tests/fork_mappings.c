@@ -54,6 +54,19 @@ static void child(const struct mapping *m)
 		if (page_writable(m, i))
 			fill(m->addr + i * page_size(), CHILD_SIDE, m->id, i,
 			     page_size());
+	/*
+	 * ksm_fork() entered this mm in ksmd's list: its own pairs merge
+	 * without a madvise() of its own. A fork that left it out (it is
+	 * "best effort") leaves them apart.
+	 */
+	if (m->advice == MADV_MERGEABLE) {
+		fill_pairs(m->addr, CHILD_SIDE, m->id);
+		if (ksm_merge(MAPPING_PAGES) != MAPPING_PAGES) {
+			ksft_print_msg("%s: ksmd did not merge the child's pairs\n",
+				       m->desc);
+			_exit(1);
+		}
+	}
 	ksft_print_msg("%s: child: %zu ptes present, %ld faults to read %d pages\n",
 		       m->desc, present, faults, MAPPING_PAGES);
 	_exit(0);

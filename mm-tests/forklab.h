@@ -369,6 +369,43 @@ static inline int tmp_fd(const char *name, size_t size)
 	return fd;
 }
 
+static inline void ksm_knob(const char *name, const char *value)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		ksft_exit_fail_msg("write %s to %s: %s (CONFIG_KSM?)\n", value,
+				   path, strerror(errno));
+	close(fd);
+}
+
+/*
+ * Have ksmd merge the equal pages of this process's MADV_MERGEABLE vmas
+ * until @pages of them map KSM pages (/proc/self/ksm_stat), within 10 s;
+ * then stop it (run=0 keeps what it merged): a running ksmd would
+ * allocate and free behind the tests' counts. Returns how many it merged.
+ */
+static inline long long ksm_merge(size_t pages)
+{
+	long long merged = -1;
+	int tries;
+
+	ksm_knob("pages_to_scan", "1000");
+	ksm_knob("sleep_millisecs", "1");
+	ksm_knob("run", "1");
+	for (tries = 0; tries < 1000; tries++) {
+		merged = proc_value("/proc/self/ksm_stat", "ksm_merging_pages");
+		if (merged >= (long long)pages)
+			break;
+		usleep(10000);
+	}
+	ksm_knob("run", "0");
+	return merged;
+}
+
 static inline bool on_uml(void)
 {
 	return access("/proc/exitcode", F_OK) == 0;

@@ -28,11 +28,15 @@ enum mapping_kind {
 	PRIVATE_ANON, SYSV_SHM, SHARED_ANON, SHARED_FILE, SHARED_FILE_RDONLY,
 	PRIVATE_FILE, REMAPPED_FILE,
 };
-enum parent_access { NO_ACCESS, READS, WRITES, WRITES_HALF };
+enum parent_access {
+	NO_ACCESS, READS, WRITES, WRITES_HALF,
+	WRITES_PAIRS,	/* pages 2k and 2k + 1 both get the parent's page k */
+};
 enum child_view {
 	PARENT_BYTES, FILE_BYTES, ZEROES, UNMAPPED, REVERSED_FILE,
 	PARENT_THEN_FILE,	/* the first half the parent's, the rest the file's */
 	PARENT_THEN_ZEROES,	/* the first half the parent's, the rest zeros */
+	PARENT_PAIRS,		/* as WRITES_PAIRS wrote them */
 };
 /* What the parent does to the vma after writing it, before fork. */
 enum reshape {
@@ -202,6 +206,21 @@ static const struct mapping mapping_table[] = {
 	  .lazy_copies = true,
 	  .child_sees = PARENT_BYTES },
 	/*
+	 * KSM: each pair of equal pages merged into one write-protected
+	 * KSM page before fork (MADV_MERGEABLE; ksm_merge()). Fork shares
+	 * it like any anon page; a fork that handed the child a KSM page as
+	 * its own exclusive one would let the child's write reach the
+	 * parent and the pair's other page. ksm_fork() enters the child in
+	 * ksmd's list with no merged pages of its own: fork_mappings' child
+	 * checks its ksm_stat and has its own pairs merged.
+	 */
+	{ .desc = "KSM-merged private anon",
+	  .kind = PRIVATE_ANON,
+	  .access = WRITES_PAIRS,
+	  .advice = MADV_MERGEABLE,
+	  .lazy_copies = true,
+	  .child_sees = PARENT_PAIRS },
+	/*
 	 * remap_file_pages(): page i shows file page N-1-i. If the child
 	 * refaulted by linear offsets, it would read the file in order.
 	 */
@@ -237,6 +256,15 @@ static inline void fill(uint8_t *p, enum side side, uint32_t id,
 	fill_words(p - first * page_size(), side, id, first, len / page_size());
 }
 
+/* Pages 2k and 2k + 1 of @p both get page k's bytes of @side. */
+static inline void fill_pairs(uint8_t *p, enum side side, uint32_t id)
+{
+	size_t ps = page_size(), i;
+
+	for (i = 0; i < MAPPING_PAGES; i++)
+		fill(p + i * ps, side, id, i / 2, ps);
+}
+
 /* The bytes a child must read at offset @i of the mapping. */
 static inline uint8_t expected_byte(const struct mapping *m, size_t i)
 {
@@ -256,6 +284,8 @@ static inline uint8_t expected_byte(const struct mapping *m, size_t i)
 	case PARENT_THEN_ZEROES:
 		return page < MAPPING_PAGES / 2 ?
 		       page_byte(PARENT_SIDE, m->id, page, i % ps) : 0;
+	case PARENT_PAIRS:
+		return page_byte(PARENT_SIDE, m->id, page / 2, i % ps);
 	default:
 		return 0;
 	}
@@ -413,9 +443,13 @@ static inline void map_one(struct mapping *m)
 		fill(m->addr, PARENT_SIDE, m->id, 0, MAPPING_SIZE);
 	else if (m->access == WRITES_HALF)
 		fill(m->addr, PARENT_SIDE, m->id, 0, MAPPING_SIZE / 2);
+	else if (m->access == WRITES_PAIRS)
+		fill_pairs(m->addr, PARENT_SIDE, m->id);
 	if (m->advice && madvise(m->addr, MAPPING_SIZE, m->advice))
 		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
 	reshape(m);
+	if (m->advice == MADV_MERGEABLE && ksm_merge(MAPPING_PAGES) != MAPPING_PAGES)
+		ksft_exit_fail_msg("%s: ksmd did not merge the pairs\n", m->desc);
 	if (m->advice == MADV_PAGEOUT &&
 	    swapped_pages(m->addr, MAPPING_SIZE) != MAPPING_PAGES)
 		ksft_exit_skip("MADV_PAGEOUT left pages in memory: no swap?\n");
@@ -475,6 +509,11 @@ static inline const char *child_check(const struct mapping *m, long *faults)
 		return "the child's vma kept VM_LOCKONFAULT (smaps VmFlags: lf)";
 	if (m->mlocked && proc_value("/proc/self/status", "VmLck") != 0)
 		return "the child starts with locked_vm (VmLck != 0)";
+	/* ksm_fork(): the parent's merges are its rmap_items, not ours */
+	if (m->advice == MADV_MERGEABLE &&
+	    (proc_value("/proc/self/ksm_stat", "ksm_merging_pages") != 0 ||
+	     proc_value("/proc/self/ksm_stat", "ksm_rmap_items") != 0))
+		return "the child starts with the parent's KSM figures (ksm_stat)";
 	/*
 	 * Count the mapping's faults only: expected_byte()'s first call
 	 * reads a page of the program's own for the first time since fork
