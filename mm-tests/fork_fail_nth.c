@@ -53,6 +53,9 @@
 #include "mappings.h"
 #include "../kunit/fail_nth_sites.h"
 
+#ifndef FORK_FAIL_NTH_GENERATION
+#define FORK_FAIL_NTH_GENERATION	1
+#endif
 #define MAX_ATTEMPTS	100000
 #define MEMFREE_SLACK_KB 2048
 
@@ -564,6 +567,35 @@ static bool parent_all_intact(void)
 	return true;
 }
 
+/*
+ * fork_fail_nth_gen2 (FORK_FAIL_NTH_GENERATION 2): the walk runs in a
+ * child of the process that mapped the rows, which waits, silent, and
+ * exits with its status. Each fork of the walk is then a second
+ * generation's: every anon vma hangs off two anon_vmas, its first
+ * generation's and its own, so anon_vma_fork() clones two chain entries
+ * and links a third; the swap entries, KSM pages and zero-page ptes it
+ * forks are already shared with a live parent. The rows a fork does not
+ * hand over (MADV_DONTFORK, MADV_WIPEONFORK) are mapped again here.
+ */
+static void become_second_generation(void)
+{
+	pid_t pid = fork_or_fail();
+	size_t i;
+
+	if (pid > 0)
+		_exit(wait_child(pid));
+	for (i = 0; i < NR_MAPPINGS; i++) {
+		if ((maps[i].advice != MADV_DONTFORK &&
+		     maps[i].advice != MADV_WIPEONFORK) ||
+		    maps[i].reshape == DOFORK_AGAIN)
+			continue;
+		if (maps[i].advice == MADV_WIPEONFORK)
+			munmap(maps[i].addr, MAPPING_SIZE);
+		maps[i] = mapping_table[i];
+		map_one(&maps[i]);
+	}
+}
+
 /* Fork with fail-nth at @nth (0: no injection); did the countdown end? */
 static pid_t fork_failing(int fail_nth_fd, int nth, bool *injected)
 {
@@ -610,6 +642,8 @@ int main(int argc, char **argv)
 		maps[i] = mapping_table[i];
 		map_one(&maps[i]);
 	}
+	if (FORK_FAIL_NTH_GENERATION == 2)
+		become_second_generation();
 
 	fd = open("/proc/thread-self/fail-nth", O_RDWR);
 	if (fd < 0 || !set_knobs())
