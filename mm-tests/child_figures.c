@@ -31,6 +31,9 @@
  *   VmExe       exec_vm         executable vmas
  *   VmLck       locked_vm (0:   VM_LOCKED vmas (none:     the child keeps VM_LOCKED
  *               mm_init())      dup_mmap() clears it)     (its pages pinned in RAM)
+ *   VmPin       pinned_vm (0:   none: the child pinned    the child starts with the
+ *               mm_init())      nothing (the parent has   parent's pins, which it
+ *                               a page pinned by io_uring) can never unpin (mutant 29)
  *   VmHWM       hiwater_rss     VmRSS (status)            dup_mm() keeps the parent's
  *   VmPeak      hiwater_vm      VmSize (status)           peaks (mutant 18)
  *   Committed_AS (the system's) grows by the child's      dup_mmap() does not charge
@@ -53,7 +56,7 @@
 
 enum figure {
 	RSS_ANON, RSS_FILE, RSS_SHMEM, VM_SWAP, VM_SIZE, VM_DATA, VM_STK, VM_EXE, VM_LCK,
-	VM_HWM_RSS, VM_PEAK_SIZE, NR_FIGURES
+	VM_PIN, VM_HWM_RSS, VM_PEAK_SIZE, NR_FIGURES
 };
 
 /* What the child sends the parent: each figure, counter and walk. */
@@ -73,6 +76,7 @@ static const char *const figure_rows[NR_FIGURES] = {
 	[VM_STK] = "VmStk is its stack vmas",
 	[VM_EXE] = "VmExe is its executable vmas",
 	[VM_LCK] = "VmLck is its VM_LOCKED vmas",
+	[VM_PIN] = "VmPin is 0, not the parent's io_uring pins",
 	[VM_HWM_RSS] = "VmHWM is its VmRSS, not the parent's peak",
 	[VM_PEAK_SIZE] = "VmPeak is its VmSize, not the parent's peak",
 };
@@ -192,7 +196,7 @@ static void read_counters(struct figures *f)
 	static const char *const status_names[NR_FIGURES] = {
 		[RSS_ANON] = "RssAnon", [VM_SWAP] = "VmSwap",
 		[VM_SIZE] = "VmSize", [VM_DATA] = "VmData",
-		[VM_STK] = "VmStk", [VM_LCK] = "VmLck",
+		[VM_STK] = "VmStk", [VM_LCK] = "VmLck", [VM_PIN] = "VmPin",
 		[VM_HWM_RSS] = "VmHWM", [VM_PEAK_SIZE] = "VmPeak",
 	};
 	int i;
@@ -251,7 +255,7 @@ int main(void)
 	long long before, during;
 	int to_parent[2], to_child[2], i;
 	struct figures f;
-	void *peak;
+	void *peak, *pinned;
 	bool ok;
 	char go;
 	pid_t pid;
@@ -269,6 +273,13 @@ int main(void)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
 	memset(peak, 1, PEAK_MIB << 20);
 	munmap(peak, PEAK_MIB << 20);
+	/* pinned_vm the parent has and the child must not (mm_init()) */
+	pinned = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pinned == MAP_FAILED || io_uring_pin(pinned, page_size()) < 0)
+		ksft_exit_fail_msg("io_uring: cannot pin a page: %s\n", strerror(errno));
+	if (proc_value("/proc/self/status", "VmPin") != (long long)page_size() / 1024)
+		ksft_exit_fail_msg("the parent's VmPin is not its pinned page\n");
 	memset(proc_buf, 0, sizeof(proc_buf));
 	if (pipe(to_parent) || pipe(to_child))
 		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));

@@ -18,12 +18,23 @@
  *                                    writable), and the child writes a
  *                                    sealed file
  *
+ * and what mm_init() takes over from the parent's mm and what it must not:
+ *
+ *   mm->flags = mmf_init_flags()     the child loses prctl()'s            6-9
+ *                                    PR_SET_THP_DISABLE, MEMORY_MERGE
+ *                                    or MDWE; or keeps MDWE that
+ *                                    PR_MDWE_NO_INHERIT said not to
+ *   mm->def_flags & VM_INIT_DEF_MASK mlockall(MCL_FUTURE) is inherited:   10
+ *                                    every mapping the child makes is
+ *                                    locked
+ *
  * Parent and child step together over two pipes: the child says
  * "ready" once it holds what it was handed, the parent acts (or reads),
  * then says "go"; the child's exit status is its verdict.
  */
 #include <setjmp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
@@ -213,10 +224,119 @@ static void memfd_seal_while_child_maps(int prot, const char *row)
 	ksft_test_result(busy == EBUSY && !after, "%s\n", row);
 }
 
+/*
+ * Rows 6-9 set a process-wide property that cannot be undone (MDWE) or
+ * that would change every later row (mlockall()): each runs in a process
+ * of its own, @setter's, which forks a child that runs @check. The
+ * setter's own check proves the child's could fail.
+ */
+static void in_own_process(const char *row, int (*setter)(void),
+			   int (*check)(bool in_child))
+{
+	pid_t pid = fork_or_fail(), child;
+	int rc;
+
+	if (pid == 0) {
+		rc = setter();
+		if (!rc && check(false))
+			rc = 2;		/* the setting did not take */
+		if (!rc) {
+			child = fork_flushed();
+			if (child == 0)
+				_exit(check(true));
+			rc = child < 0 ? 3 : wait_child(child);
+		}
+		_exit(rc);
+	}
+	rc = wait_child(pid);
+	if (rc == 2)
+		ksft_print_msg("%s: the setting did not take in the parent\n", row);
+	else if (rc)
+		ksft_print_msg("%s: %d\n", row, rc);
+	ksft_test_result(!rc, "%s\n", row);
+}
+
+static int set_thp_disable(void)
+{
+	return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) ? 4 : 0;
+}
+
+static int thp_disabled(bool in_child)
+{
+	return prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1 ? 0 : 1;
+}
+
+static int set_memory_merge(void)
+{
+	return prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0) ? 4 : 0;
+}
+
+static int merges_any(bool in_child)
+{
+	return prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) == 1 ? 0 : 1;
+}
+
+#ifndef PR_SET_MDWE
+#define PR_SET_MDWE			65
+#define PR_GET_MDWE			66
+#define PR_MDWE_REFUSE_EXEC_GAIN	(1UL << 0)
+#define PR_MDWE_NO_INHERIT		(1UL << 1)
+#endif
+
+static int set_mdwe(void)
+{
+	return prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0) ? 4 : 0;
+}
+
+static int set_mdwe_no_inherit(void)
+{
+	return prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN | PR_MDWE_NO_INHERIT,
+		     0, 0, 0) ? 4 : 0;
+}
+
+/* The parent has MDWE; the child has it unless NO_INHERIT said not. */
+static int mdwe_as_set(bool in_child, bool inherit)
+{
+	int mdwe = prctl(PR_GET_MDWE, 0, 0, 0, 0);
+
+	if (!in_child || inherit)
+		return mdwe & PR_MDWE_REFUSE_EXEC_GAIN ? 0 : 1;
+	return mdwe == 0 ? 0 : 1;
+}
+
+static int mdwe_inherited(bool in_child)
+{
+	return mdwe_as_set(in_child, true);
+}
+
+static int mdwe_not_inherited(bool in_child)
+{
+	return mdwe_as_set(in_child, false);
+}
+
+static int set_mlockall_future(void)
+{
+	return mlockall(MCL_FUTURE) ? 4 : 0;
+}
+
+/* A new mapping is locked in the parent (def_flags), not in the child. */
+static int new_mapping_locked_as_set(bool in_child)
+{
+	void *p = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int locked;
+
+	if (p == MAP_FAILED)
+		return 5;
+	locked = vma_has_flag(p, "lo");
+	munmap(p, page_size());
+	return locked == !in_child ? 0 : 1;
+}
+
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(5);
+	ksft_set_plan(10);
 	exe_file();
 	shm_attach_count();
 	truncate_reaches_child();
@@ -225,5 +345,15 @@ int main(void)
 	/* VM_MAYWRITE, not VM_WRITE, is what counts: mprotect() could add it */
 	memfd_seal_while_child_maps(PROT_READ,
 				    "memfd: F_SEAL_WRITE fails (EBUSY) while the child maps it shared PROT_READ from an O_RDWR fd");
+	in_own_process("mm flags: prctl(PR_SET_THP_DISABLE) is inherited",
+		       set_thp_disable, thp_disabled);
+	in_own_process("mm flags: prctl(PR_SET_MEMORY_MERGE) is inherited",
+		       set_memory_merge, merges_any);
+	in_own_process("mm flags: prctl(PR_SET_MDWE) is inherited",
+		       set_mdwe, mdwe_inherited);
+	in_own_process("mm flags: PR_MDWE_NO_INHERIT keeps MDWE from the child",
+		       set_mdwe_no_inherit, mdwe_not_inherited);
+	in_own_process("def_flags: mlockall(MCL_FUTURE) is not inherited",
+		       set_mlockall_future, new_mapping_locked_as_set);
 	ksft_finished();
 }
