@@ -50,11 +50,11 @@
  *   vm_area_dup()                 the vma's fields        every row
  *   untrack_pfn_clear()           PAT memtype             x86_64
  *   vma_dup_policy()              NUMA policy             x86_64 (UML has no NUMA)
- *   dup_userfaultfd()             the uffd context        x86_64 (uffd-wp too)
+ *   dup_userfaultfd()             the uffd context        fork_uffd (mutant 34);
+ *                                 (below)                 uffd-wp: x86_64
  *   VM_WIPEONFORK: no anon_vma,   zeros                   MADV_WIPEONFORK rows
  *   no copy_page_range()                                  (mutant 09)
- *   anon_vma_fork()               rmap of COW'd pages     anon rows; fault injection;
- *                                                         anon_vma_clone_retry_fails
+ *   anon_vma_fork()               rmap of COW'd pages     (below)
  *   VM_LOCKED_MASK cleared        unlocked vmas           mlock() and MLOCK_ONFAULT
  *                                                         rows (smaps lo, lf; 24),
  *                                                         child_figures
@@ -67,9 +67,71 @@
  *   copy_page_range()             the ptes (below)        every row
  *   error path: XA_ZERO_ENTRY,    a clean teardown        dup_mm_fault_injection,
  *   MMF_OOM_SKIP, MMF_UNSTABLE                            fork_fail_nth (mutant 11)
- *   ksm_fork(), khugepaged_fork() MMF_VM_MERGEABLE, THP   x86_64
+ *   ksm_fork()                    ksmd's list, no KSM     (below)
+ *                                 figures of its own
+ *   khugepaged_fork()             khugepaged's list       x86_64 (UML has no THP)
  *   dup_mm(): hiwater_rss/_vm     VmHWM, VmPeak           child_figures (mutant 18)
- *   mm_init(): locked_vm = 0      VmLck                   child_figures, mlocked row
+ *   mm_init()                     what a new mm starts    (below)
+ *                                 with
+ *
+ * mm_init() on the child's mm (after dup_mm()'s memcpy of the parent's):
+ *
+ *   line                          hands over              checked by
+ *   INIT_LIST_HEAD(&mm->mmlist)   off swapoff's list      swap_sharing 1 (a stale
+ *                                 until it has swap       list head would skip the
+ *                                 entries                 list_add: mutant 28's way)
+ *   map_count = 0                 counted by dup_mmap()   exit_mmap()'s check (console)
+ *   locked_vm = 0                 VmLck                   child_figures, mlocked rows
+ *   pinned_vm = 0                 VmPin                   child_figures (mutant 29)
+ *   rss_stat zeroed               counted pte by pte      expect_rss_counters(),
+ *                                                         child_figures (15, 19, 25)
+ *   exe_file = NULL               dup_mm_exe_file() sets  fork_handover 1 (20); the
+ *                                 it (the NULL matters    NULL alone: none (only
+ *                                 on its -EINTR path)     a killed fork sees it)
+ *   flags = mmf_init_flags()      THP disable, KSM        fork_handover 6-10
+ *                                 merge-any, MDWE, dump   (mutant 30)
+ *                                 filter, dumpable
+ *   def_flags & VM_INIT_DEF_MASK  not mlockall()'s        fork_handover 11, 12 (31)
+ *                                 VM_LOCKED, LOCKONFAULT
+ *   mm_alloc_pgd(), rss percpu    the page tables, the    dup_mm_fault_injection,
+ *   counters: failure paths       counters                fork_fail_nth (pgd_alloc)
+ *
+ * anon_vma_fork() and anon_vma_clone() (mm/rmap.c):
+ *
+ *   no anon_vma in the parent     nothing (lazy skip)     "never touched" rows
+ *   clone every parent chain      rmap of shared pages    forklab_fork_anon_vma
+ *   entry (GFP_NOWAIT, then                               (rmap walk), fault
+ *   GFP_KERNEL)                                           injection, *_retry_fails
+ *   reuse an anon_vma with no     no new anon_vma         forklab_fork_anon_vma
+ *   vma, < 2 children                                     (mutant 35), generations
+ *   else a new anon_vma: root,    where the child's       forklab_fork_anon_vma
+ *   parent, num_children++        COWs go                 (root and parent
+ *                                                         pointers: mutant 38)
+ *   a failure after a reuse:      num_active_vmas right   none (no fault injection
+ *   dst->anon_vma = NULL                                  in a fork that reuses)
+ *   error paths: unlink_anon_vmas a clean parent          fork_fail_nth(_gen2),
+ *                                                         anon_vma_clone_retry_fails
+ *
+ * dup_userfaultfd() (fs/userfaultfd.c):
+ *
+ *   no context: nothing           -                       every row
+ *   no UFFD_FEATURE_EVENT_FORK:   an ordinary vma         fork_uffd 1 (mutant 34)
+ *   userfaultfd_reset_ctx()
+ *   EVENT_FORK: a new context,    the child's own uffd,   fork_uffd 2 (two vmas,
+ *   one per parent context        UFFD_EVENT_FORK         one event: mutant 39)
+ *   its allocations fail          -ENOMEM, fork fails     none (a parent with
+ *                                                         EVENT_FORK blocks every
+ *                                                         fork until read)
+ *
+ * ksm_fork() (include/linux/ksm.h), when the parent is MADV_MERGEABLE:
+ *
+ *   ksm_merging_pages,            none of the parent's    fork_mappings' KSM row
+ *   ksm_rmap_items = 0                                    (/proc/self/ksm_stat)
+ *   ksm_zero_pages added to the   the child's zero pages  none (use_zero_pages is
+ *   global count                  of KSM                  off here)
+ *   __ksm_enter()                 ksmd merges the child   fork_mappings' KSM row
+ *                                                         (mutant 33); its failure
+ *                                                         is tolerated: fork_fail_nth
  *
  * And copy_page_range() down to the pte (mm/memory.c):
  *
@@ -81,12 +143,30 @@
  *   ... pte_mkold()               young bit               none (UML maps old ptes
  *                                                         PROT_EXEC: forklab.h)
  *   copy_present_page()           early COW of a pinned   pinned anon rows,
- *                                 anon page               mm-tests/pinned (12)
+ *                                 anon page               mm-tests/pinned (12);
+ *                                 (folio_prealloc() fails fault injection
+ *                                 first: -EAGAIN, retry)  (folio_prealloc site)
+ *   ... a large folio: batch      one pte per page        x86_64 (UML has no THP;
+ *                                                         KUnit's device pages are
+ *                                                         split)
  *   copy_nonpresent_pte(): swap   the entry, swap count,  paged-out rows,
  *                                 MM_SWAPENTS, not        child_figures (19),
  *                                 exclusive any more      fork_mappings' writes (23)
- *   ... migration, device,        the entry               none yet
- *   pte markers
+ *   ... swap_duplicate() fails:   count continuation      swap_sharing 2: swapoff
+ *   -EIO, a continuation page                             once all let go (32)
+ *   ... child's mm on mmlist      swapoff finds it        swap_sharing 1 (mutant 28)
+ *   ... migration entry: rss of   readable in both if     forklab_fork_entries:
+ *   its folio's kind, readable    COW, writable or        writable, readable,
+ *   in a COW mapping              exclusive before        exclusive, tmpfs rows
+ *                                                         (mutants 26, 36, 37)
+ *   ... device private/exclusive  the entry               none (no ZONE_DEVICE on
+ *                                                         UML; on x86_64 it takes
+ *                                                         CONFIG_TEST_HMM and
+ *                                                         hmm-tests' exclusive_cow)
+ *   ... pte marker: poison kept,  SIGBUS, not zeros       forklab_fork_entries
+ *   uffd-wp only if registered    (in vmas fork copies:   (mutant 27); uffd-wp
+ *                                 lazy skips a shmem      alone: x86_64
+ *                                 vma, markers and all)
  *   uffd-wp bit kept or dropped   VM_UFFD_WP              x86_64 (06 is equivalent
  *                                                         on UML)
  */
@@ -969,11 +1049,15 @@ static void fork_case_test(struct kunit *test)
  * the lock from before fork until the child is gone and the parent's
  * pte is put back.
  */
-enum entry_kind { MIGRATION_WRITABLE, MIGRATION_READABLE, MARKER };
+enum entry_kind {
+	MIGRATION_WRITABLE, MIGRATION_READABLE, MIGRATION_READABLE_EXCLUSIVE,
+	MARKER,
+};
 
 struct entry_case {
 	const char *desc;
 	enum entry_kind kind;
+	bool file_page;		/* MAP_PRIVATE tmpfs; the entry's page the file's */
 	pte_marker marker;	/* MARKER: the parent's */
 	pte_marker child_marker;	/* MARKER: the child's (0: pte_none) */
 };
@@ -991,9 +1075,26 @@ static const struct entry_case entry_cases[] = {
 	{ .desc = "writable migration entry", .kind = MIGRATION_WRITABLE },
 	{ .desc = "readable migration entry", .kind = MIGRATION_READABLE },
 	/*
+	 * An exclusive anon page mapped read-only (try_to_migrate(),
+	 * mprotect()): its entry says "exclusive", and a copy that kept it
+	 * would map the new page exclusive in both, so that neither write
+	 * would COW. It must come out plainly readable in both.
+	 */
+	{ .desc = "readable-exclusive migration entry",
+	  .kind = MIGRATION_READABLE_EXCLUSIVE },
+	/*
+	 * A page-cache page of a MAP_PRIVATE tmpfs mapping (the vma has an
+	 * anon_vma: fork copies it): the child's rss counts the entry as the
+	 * folio's, MM_SHMEMPAGES, not as an anon page.
+	 */
+	{ .desc = "migration entry of a tmpfs page, MAP_PRIVATE",
+	  .kind = MIGRATION_READABLE, .file_page = true },
+	/*
 	 * A poison marker (a swap-in error, 15520a3f0469; UFFDIO_POISON):
 	 * if fork dropped it, the child would read zeros where the parent
-	 * gets SIGBUS: data lost without an error.
+	 * gets SIGBUS: data lost without an error. (Only in a vma fork
+	 * copies: a shmem vma without an anon_vma is skipped under lazy,
+	 * markers and all, upstream too.)
 	 */
 	{ .desc = "poison marker", .kind = MARKER,
 	  .marker = PTE_MARKER_POISONED, .child_marker = PTE_MARKER_POISONED },
@@ -1018,27 +1119,56 @@ static const struct entry_case entry_cases[] = {
 
 KUNIT_ARRAY_PARAM_DESC(entry_cases, entry_cases, desc);
 
-/* Replace the pte at @addr of @mm by @entry; return the old one. */
-static pte_t exchange_pte(struct kunit *test, struct mm_struct *mm,
-			  unsigned long addr, pte_t entry)
+/* Replace the pte at @addr of @mm by @entry into @old; false: no pte. */
+static bool swap_pte(struct mm_struct *mm, unsigned long addr, pte_t entry,
+		     pte_t *old)
 {
 	struct vm_area_struct *vma;
 	spinlock_t *ptl;
-	pte_t *pte, old;
+	pte_t *pte;
 
 	mmap_write_lock(mm);
 	vma = vma_lookup(mm, addr);
 	pte = vma ? lock_pte(mm, addr, &ptl) : NULL;
-	if (!pte) {
-		mmap_write_unlock(mm);
-		KUNIT_FAIL_AND_ABORT(test, "no pte at %#lx", addr);
+	if (pte) {
+		*old = ptep_get_and_clear(mm, addr, pte);
+		set_pte_at(mm, addr, pte, entry);
+		pte_unmap_unlock(pte, ptl);
+		flush_tlb_page(vma, addr);
 	}
-	old = ptep_get_and_clear(mm, addr, pte);
-	set_pte_at(mm, addr, pte, entry);
-	pte_unmap_unlock(pte, ptl);
-	flush_tlb_page(vma, addr);
 	mmap_write_unlock(mm);
+	return pte;
+}
+
+static pte_t exchange_pte(struct kunit *test, struct mm_struct *mm,
+			  unsigned long addr, pte_t entry)
+{
+	pte_t old;
+
+	if (!swap_pte(mm, addr, entry, &old))
+		KUNIT_FAIL_AND_ABORT(test, "no pte at %#lx", addr);
 	return old;
+}
+
+/*
+ * A migration entry the test put in: the parent's pte to put back and
+ * the folio to unlock, once the child is gone (an action, so that an
+ * assertion that ends the test early does it too).
+ */
+struct planted_migration {
+	struct mm_struct *mm;
+	unsigned long addr;
+	pte_t orig;
+	struct folio *folio;
+};
+
+static void unplant_migration(void *data)
+{
+	struct planted_migration *planted = data;
+	pte_t old;
+
+	swap_pte(planted->mm, planted->addr, planted->orig, &old);
+	folio_unlock(planted->folio);
 }
 
 static swp_entry_t entry_at(struct kunit *test, struct mm_struct *mm,
@@ -1064,30 +1194,63 @@ static void expect_migration_entry(struct kunit *test, struct mm_struct *mm,
 			      "%s: no migration entry", who);
 	KUNIT_EXPECT_EQ_MSG(test, swp_offset_pfn(entry), pfn, "%s: pfn", who);
 	KUNIT_EXPECT_TRUE_MSG(test, is_readable_migration_entry(entry),
-			      "%s: the entry of a COW-shared page is writable", who);
+			      "%s: the entry of a COW-shared page is %s", who,
+			      is_writable_migration_entry(entry) ? "writable" :
+			      "exclusive");
+}
+
+static swp_entry_t make_migration_entry(enum entry_kind kind,
+					unsigned long pfn)
+{
+	switch (kind) {
+	case MIGRATION_WRITABLE:
+		return make_writable_migration_entry(pfn);
+	case MIGRATION_READABLE_EXCLUSIVE:
+		return make_readable_exclusive_migration_entry(pfn);
+	default:
+		return make_readable_migration_entry(pfn);
+	}
+}
+
+/* The row's parent: every page written, or (file_page) page 0 only. */
+static struct mm_struct *entry_parent(struct kunit *test,
+				      const struct entry_case *row, u8 *buf)
+{
+	static const struct fork_case anon = {
+		.desc = "private anon", .mapping = PRIVATE_ANON, .prot = RW,
+		.access = WRITES,
+	};
+	static const struct fork_case file = {
+		.desc = "MAP_PRIVATE tmpfs", .mapping = PRIVATE_FILE, .prot = RW,
+		.access = READS,
+	};
+	struct mm_struct *mm;
+
+	if (!row->file_page) {
+		mm = build_parent(test, &anon, buf);
+	} else {
+		mm = build_parent(test, &file, buf);
+		write_at(test, mm, FORK_ADDR, PAGE_SIZE, PARENT_PATTERN, buf);
+	}
+	use_mm(NULL);
+	return mm;
 }
 
 static void fork_entry_test(struct kunit *test)
 {
 	const struct entry_case *row = test->param_value;
-	static const struct fork_case anon = {
-		.desc = "private anon", .mapping = PRIVATE_ANON, .prot = RW,
-		.access = WRITES,
-	};
 	unsigned long mig = FORK_ADDR + ENTRY_MIGRATION_PAGE * PAGE_SIZE;
 	unsigned long mark = FORK_ADDR + ENTRY_MARKER_PAGE * PAGE_SIZE;
+	struct planted_migration *planted = NULL;
 	struct mm_struct *parent, *child;
 	struct pte_census before, after;
-	struct folio *folio = NULL;
 	unsigned long pfn = 0;
 	unsigned int refs = 0;
-	pte_t orig = __pte(0);
 	swp_entry_t entry;
 	u8 *buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
-	parent = build_parent(test, &anon, buf);
-	use_mm(NULL);
+	parent = entry_parent(test, row, buf);
 	lru_add_drain();
 	before = take_census(parent, FORK_ADDR);
 	KUNIT_ASSERT_EQ(test, before.present, FORK_PAGES);
@@ -1100,25 +1263,30 @@ static void fork_entry_test(struct kunit *test)
 		exchange_pte(test, parent, mark,
 			     make_pte_marker(row->marker));
 	} else {
-		folio = page_folio(before.pages[ENTRY_MIGRATION_PAGE]);
-		pfn = folio_pfn(folio);
-		KUNIT_ASSERT_TRUE(test, folio_trylock(folio));
-		refs = folio_ref_count(folio);
-		entry = row->kind == MIGRATION_WRITABLE ?
-			make_writable_migration_entry(pfn) :
-			make_readable_migration_entry(pfn);
-		orig = exchange_pte(test, parent, mig, swp_entry_to_pte(entry));
+		planted = kunit_kzalloc(test, sizeof(*planted), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, planted);
+		planted->folio = page_folio(before.pages[ENTRY_MIGRATION_PAGE]);
+		KUNIT_ASSERT_EQ(test, folio_test_anon(planted->folio),
+				!row->file_page);
+		pfn = folio_pfn(planted->folio);
+		KUNIT_ASSERT_TRUE(test, folio_trylock(planted->folio));
+		refs = folio_ref_count(planted->folio);
+		planted->mm = parent;
+		planted->addr = mig;
+		entry = make_migration_entry(row->kind, pfn);
+		planted->orig = exchange_pte(test, parent, mig,
+					     swp_entry_to_pte(entry));
+		KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+				unplant_migration, planted));
 	}
 
-	child = dup_mm(current, parent);
-	KUNIT_EXPECT_NOT_NULL(test, child);
-	if (child) {
-		expect_rss_counters(test, child);
-		after = take_census(child, FORK_ADDR);
-		KUNIT_EXPECT_EQ(test, after.present, FORK_PAGES - 1);
-		KUNIT_EXPECT_EQ(test, after.writable, 0U);
-	}
-	if (child && row->kind == MARKER) {
+	/* its action runs before unplant_migration's: the folio is locked */
+	child = fork_mm(test, parent);
+	expect_rss_counters(test, child);
+	after = take_census(child, FORK_ADDR);
+	KUNIT_EXPECT_EQ(test, after.present, FORK_PAGES - 1);
+	KUNIT_EXPECT_EQ(test, after.writable, 0U);
+	if (row->kind == MARKER) {
 		entry = entry_at(test, child, mark);
 		if (row->child_marker)
 			KUNIT_EXPECT_TRUE_MSG(test, is_pte_marker_entry(entry) &&
@@ -1130,18 +1298,14 @@ static void fork_entry_test(struct kunit *test)
 		else
 			KUNIT_EXPECT_EQ_MSG(test, entry.val, 0UL,
 					    "the child's pte: want none");
-	} else if (child) {
-		expect_migration_entry(test, child, mig, pfn, "child");
-		expect_migration_entry(test, parent, mig, pfn, "parent");
+		return;
 	}
-	/* Gone while the folio is still locked; it took no reference. */
-	if (child)
-		mmput(child);
-	if (folio) {
-		KUNIT_EXPECT_EQ(test, folio_ref_count(folio), refs);
-		exchange_pte(test, parent, mig, orig);
-		folio_unlock(folio);
-	}
+	expect_migration_entry(test, child, mig, pfn, "child");
+	expect_migration_entry(test, parent, mig, pfn, "parent");
+	/* gone while the folio is still locked; it took no reference */
+	kunit_release_action(test, mmput_action, child);
+	KUNIT_EXPECT_EQ(test, folio_ref_count(planted->folio), refs);
+	kunit_release_action(test, unplant_migration, planted);
 }
 
 static struct kunit_case fork_entry_cases[] = {
@@ -1262,8 +1426,11 @@ static void anon_vma_reuse_test(struct kunit *test)
 	b = vma_anon_vma(gen2);
 	c = vma_anon_vma(gen3);
 	KUNIT_ASSERT_TRUE(test, a && b && c && a != b && b != c && a != c);
+	/* the root's lock is every anon_vma's of the lineage */
 	KUNIT_EXPECT_PTR_EQ(test, b->parent, a);
 	KUNIT_EXPECT_PTR_EQ(test, c->parent, b);
+	KUNIT_EXPECT_PTR_EQ(test, b->root, a);
+	KUNIT_EXPECT_PTR_EQ(test, c->root, a);
 	/* gen3's chain keeps B alive once gen2 is gone */
 	if (row->gen2_gone)
 		kunit_release_action(test, mmput_action, gen2);
@@ -1285,6 +1452,7 @@ static void anon_vma_reuse_test(struct kunit *test)
 				      "gen4b reused an anon_vma (A %d, B %d, C %d)",
 				      d == a, d == b, d == c);
 	}
+	KUNIT_EXPECT_PTR_EQ(test, d->root, a);
 	expect_rss_counters(test, gen4);
 	census = take_census(gen4, FORK_ADDR);
 	KUNIT_ASSERT_TRUE(test, census.pages[0] && census.pages[1]);
