@@ -66,13 +66,6 @@ struct knob {
 	char path_buf[96], value_buf[24];	/* of a fail_nth_knobs[] entry */
 };
 
-/* A function's text, from /proc/kallsyms: the first of @names there. */
-struct text_range {
-	const char *names[3];
-	const char *found;
-	char start[24], end[24];
-};
-
 static struct text_range vmalloc_text = {
 	.names = { "__vmalloc_node_range_noprof", "__vmalloc_node_range" } };
 static struct text_range slab_refill_text = {
@@ -101,53 +94,6 @@ static struct knob *knob(size_t i)
 {
 	return i < ARRAY_SIZE(common_knobs) ? &common_knobs[i] :
 	       &filter_knobs[i - ARRAY_SIZE(common_knobs)];
-}
-
-static void write_file(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-
-	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value))
-		ksft_exit_fail_msg("write %s to %s: %s\n", value, path,
-				   strerror(errno));
-	close(fd);
-}
-
-/*
- * Fill @range from /proc/kallsyms: the function's address up to the next
- * text symbol's (its .cold part, elsewhere, makes no allocation).
- */
-static void find_text(struct text_range *range)
-{
-	unsigned long long addr, start = 0, end = ~0ULL;
-	char type, name[256], line[512];
-	FILE *f = fopen("/proc/kallsyms", "r");
-	size_t i;
-
-	if (!f)
-		ksft_exit_fail_msg("open /proc/kallsyms: %s\n", strerror(errno));
-	for (i = 0; i < 3 && range->names[i] && !start; i++) {
-		rewind(f);
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
-			    !strcmp(name, range->names[i])) {
-				start = addr;
-				range->found = range->names[i];
-				break;
-			}
-	}
-	rewind(f);
-	while (start && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
-		    (type == 't' || type == 'T') && addr > start && addr < end)
-			end = addr;
-	fclose(f);
-	if (!start || end == ~0ULL)
-		ksft_exit_fail_msg("no %s in /proc/kallsyms (CONFIG_KALLSYMS)\n",
-				   range->names[0]);
-	snprintf(range->start, sizeof(range->start), "%llu", start);
-	snprintf(range->end, sizeof(range->end), "%llu", end);
-	ksft_print_msg("%s: [0x%llx, 0x%llx)\n", range->found, start, end);
 }
 
 static bool set_knobs(void)
@@ -573,9 +519,12 @@ static bool parent_all_intact(void)
  * exits with its status. Each fork of the walk is then a second
  * generation's: every anon vma hangs off two anon_vmas, its first
  * generation's and its own, so anon_vma_fork() clones two chain entries
- * and links a third; the swap entries, KSM pages and zero-page ptes it
- * forks are already shared with a live parent. The rows a fork does not
- * hand over (MADV_DONTFORK, MADV_WIPEONFORK) are mapped again here.
+ * and links a third (those of the rows mapped again here: one, and a
+ * second); the swap entries, KSM pages and zero-page ptes it forks are
+ * already shared with a live parent. What a fork does not hand over is
+ * done again here: the MADV_DONTFORK and MADV_WIPEONFORK rows are mapped
+ * anew, the mlocked rows locked again (dup_mmap() unlocked them), so
+ * that each fork of the walk meets them as the first generation's did.
  */
 static void become_second_generation(void)
 {
@@ -585,6 +534,10 @@ static void become_second_generation(void)
 	if (pid > 0)
 		_exit(wait_child(pid));
 	for (i = 0; i < NR_MAPPINGS; i++) {
+		if (maps[i].mlocked && (maps[i].lock_on_fault ?
+			mlock2(maps[i].addr, MAPPING_SIZE, MLOCK_ONFAULT) :
+			mlock(maps[i].addr, MAPPING_SIZE)))
+			ksft_exit_fail_msg("mlock: %s\n", strerror(errno));
 		if ((maps[i].advice != MADV_DONTFORK &&
 		     maps[i].advice != MADV_WIPEONFORK) ||
 		    maps[i].reshape == DOFORK_AGAIN)

@@ -20,11 +20,13 @@
  *
  * and what mm_init() takes over from the parent's mm and what it must not:
  *
- *   mm->flags = mmf_init_flags()     the child loses prctl()'s            6-9
- *                                    PR_SET_THP_DISABLE, MEMORY_MERGE
- *                                    or MDWE; or keeps MDWE that
+ *   mm->flags = mmf_init_flags()     the child loses prctl()'s            6-10
+ *                                    PR_SET_THP_DISABLE, MEMORY_MERGE     (mutant 30)
+ *                                    or MDWE, its coredump_filter or
+ *                                    dumpable; or keeps MDWE that
  *                                    PR_MDWE_NO_INHERIT said not to
- *   mm->def_flags & VM_INIT_DEF_MASK mlockall(MCL_FUTURE) is inherited:   10
+ *   mm->def_flags & VM_INIT_DEF_MASK mlockall(MCL_FUTURE), and with       11, 12
+ *                                    MCL_ONFAULT, is inherited:           (mutant 31)
  *                                    every mapping the child makes is
  *                                    locked
  *
@@ -319,24 +321,68 @@ static int set_mlockall_future(void)
 	return mlockall(MCL_FUTURE) ? 4 : 0;
 }
 
-/* A new mapping is locked in the parent (def_flags), not in the child. */
-static int new_mapping_locked_as_set(bool in_child)
+static int set_mlockall_future_onfault(void)
+{
+	return mlockall(MCL_FUTURE | MCL_ONFAULT) ? 4 : 0;
+}
+
+/*
+ * A new mapping has VmFlags @flag in the parent (def_flags), not in the
+ * child: 0 if so.
+ */
+static int new_mapping_has_as_set(bool in_child, const char *flag)
 {
 	void *p = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int locked;
+	int has;
 
 	if (p == MAP_FAILED)
 		return 5;
-	locked = vma_has_flag(p, "lo");
+	has = vma_has_flag(p, flag);
 	munmap(p, page_size());
-	return locked == !in_child ? 0 : 1;
+	return has == !in_child ? 0 : 1;
+}
+
+static int new_mapping_locked_as_set(bool in_child)
+{
+	return new_mapping_has_as_set(in_child, "lo");
+}
+
+static int new_mapping_locks_on_fault_as_set(bool in_child)
+{
+	return new_mapping_has_as_set(in_child, "lo") ||
+	       new_mapping_has_as_set(in_child, "lf");
+}
+
+/* coredump_filter: bits 0-6 of the mm's flags (MMF_DUMP_FILTER_MASK). */
+#define DUMP_FILTER	"0x5d"
+
+static int set_coredump_filter(void)
+{
+	int fd = open("/proc/self/coredump_filter", O_WRONLY);
+	int rc = fd < 0 || write(fd, DUMP_FILTER, strlen(DUMP_FILTER)) < 0 ? 4 : 0;
+
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static int dump_filter_as_set(bool in_child)
+{
+	char buf[32] = "";
+	int fd = open("/proc/self/coredump_filter", O_RDONLY);
+	ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	return len > 0 && strtoul(buf, NULL, 16) == strtoul(DUMP_FILTER, NULL, 16) &&
+	       prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 1 ? 0 : 1;
 }
 
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(10);
+	ksft_set_plan(12);
 	exe_file();
 	shm_attach_count();
 	truncate_reaches_child();
@@ -353,7 +399,12 @@ int main(void)
 		       set_mdwe, mdwe_inherited);
 	in_own_process("mm flags: PR_MDWE_NO_INHERIT keeps MDWE from the child",
 		       set_mdwe_no_inherit, mdwe_not_inherited);
+	in_own_process("mm flags: coredump_filter and dumpable are inherited",
+		       set_coredump_filter, dump_filter_as_set);
 	in_own_process("def_flags: mlockall(MCL_FUTURE) is not inherited",
 		       set_mlockall_future, new_mapping_locked_as_set);
+	in_own_process("def_flags: mlockall(MCL_FUTURE | MCL_ONFAULT) is not inherited",
+		       set_mlockall_future_onfault,
+		       new_mapping_locks_on_fault_as_set);
 	ksft_finished();
 }

@@ -1,27 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fork_uffd: what dup_userfaultfd() hands the child of a process with a
- * userfaultfd-registered range (MODE_MISSING: UML has no uffd-wp; the
- * uffd-wp rows are the x86_64 target's).
+ * fork_uffd: what dup_userfaultfd() hands the child of a process with
+ * userfaultfd-registered ranges (MODE_MISSING: UML has no uffd-wp; the
+ * uffd-wp rows are the x86_64 target's). Two ranges, both registered
+ * with one uffd U, never touched:
  *
- *   parent  [ PAGES pages, never touched, registered with uffd U ]
+ *   parent  [ range A: PAGES pages ] ... [ range B: PAGES pages ]   U
  *              |  fork()
- *   child   without UFFD_FEATURE_EVENT_FORK: an ordinary vma (no "um" in
- *           smaps' VmFlags); a read maps the zero page
- *           with it: registered with a new uffd U', which the parent's
- *           monitor gets in a UFFD_EVENT_FORK message and serves: the
- *           child reads what the monitor put there (UFFDIO_COPY)
+ *   child   without UFFD_FEATURE_EVENT_FORK: ordinary vmas (no "um" in
+ *           smaps' VmFlags); reads map the zero page
+ *           with it: both registered with one new uffd U', which the
+ *           parent's monitor gets in one UFFD_EVENT_FORK message and
+ *           serves: the child reads what the monitor put there
+ *           (UFFDIO_COPY)
  *
  * Rows, and the kernel each catches:
  *
- *   1. without EVENT_FORK: a fork that kept the parent's context would
- *      send the child's faults to U, which no one reads for it: the
- *      child blocks in handle_userfault() until its alarm kills it;
- *      one that kept VM_UFFD_MISSING without a context shows "um".
+ *   1. without EVENT_FORK: a fork that kept the parent's context in the
+ *      child's vmas shows "um" there (and the child's first fault would
+ *      meet handle_userfault()'s BUG_ON(ctx->mm != mm)); one that made
+ *      a context of its own blocks the fork until someone reads an
+ *      event no one waits for (the run's timeout).
  *   2. with EVENT_FORK: a fork that reset the context (as if without
  *      the feature) gives the child zeros and no "um", and U no event;
- *      one that shared U itself sends the child's fault to U, where the
- *      monitor finds it against the wrong mm (it waits on U' only).
+ *      one that made a context per vma, not per parent context, sends
+ *      U two fork events (the monitor takes and counts the second, so
+ *      that the fork ends).
  *
  * The monitor is a thread: fork() waits in dup_userfaultfd_complete()
  * until someone reads the fork event, so the forking thread cannot. It
@@ -39,7 +43,8 @@
 #include "mappings.h"
 
 #define PAGES		4
-#define CHILD_ALARM	10	/* s: a blocked fault ends the child */
+#define RANGES		2
+#define CHILD_ALARM	10	/* s: a fault no one serves ends the child */
 #define MONITOR_WAIT	10000	/* ms */
 
 static uint32_t test_id;
@@ -52,59 +57,72 @@ static int new_uffd(uint64_t features)
 	if (uffd < 0)
 		ksft_exit_skip("userfaultfd: %s (CONFIG_USERFAULTFD?)\n",
 			       strerror(errno));
-	if (ioctl(uffd, UFFDIO_API, &api))
+	if (ioctl(uffd, UFFDIO_API, &api)) {
+		/* EVENT_FORK needs CAP_SYS_PTRACE */
+		if (errno == EPERM)
+			ksft_exit_skip("UFFDIO_API: %s (not root?)\n", strerror(errno));
 		ksft_exit_fail_msg("UFFDIO_API: %s\n", strerror(errno));
+	}
 	return uffd;
 }
 
-/* PAGES untouched private anon pages, registered with @uffd. */
-static uint8_t *registered_range(int uffd)
+/*
+ * RANGES ranges of PAGES untouched private anon pages, a guard page
+ * apart (two vmas), each registered with @uffd; the first page's address.
+ */
+static uint8_t *registered_ranges(int uffd)
 {
-	uint8_t *p = mmap(NULL, PAGES * page_size(), PROT_READ | PROT_WRITE,
+	size_t ps = page_size(), stride = (PAGES + 1) * ps, i;
+	uint8_t *p = mmap(NULL, RANGES * stride, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct uffdio_register reg = {
-		.range = { .start = (uintptr_t)p, .len = PAGES * page_size() },
-		.mode = UFFDIO_REGISTER_MODE_MISSING,
-	};
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
 
 	if (p == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
-		ksft_exit_fail_msg("UFFDIO_REGISTER: %s\n", strerror(errno));
-	/* else the child's check of the flag could not fail */
-	if (vma_has_flag(p, "um") != 1)
-		ksft_exit_fail_msg("a registered vma without VM_UFFD_MISSING\n");
+	for (i = 0; i < RANGES; i++) {
+		if (mprotect(p + i * stride + PAGES * ps, ps, PROT_NONE))
+			ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
+		reg.range.start = (uintptr_t)(p + i * stride);
+		reg.range.len = PAGES * ps;
+		if (ioctl(uffd, UFFDIO_REGISTER, &reg))
+			ksft_exit_fail_msg("UFFDIO_REGISTER: %s\n", strerror(errno));
+		/* else the child's check of the flag could not fail */
+		if (vma_has_flag(p + i * stride, "um") != 1)
+			ksft_exit_fail_msg("a registered vma without VM_UFFD_MISSING\n");
+	}
 	return p;
 }
 
-/* Read one message from @uffd, waiting up to MONITOR_WAIT ms. */
-static bool read_msg(int uffd, struct uffd_msg *msg)
+static size_t range_offset(size_t range)
 {
-	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
-
-	return poll(&pfd, 1, MONITOR_WAIT) == 1 &&
-	       read(uffd, msg, sizeof(*msg)) == sizeof(*msg);
+	return range * (PAGES + 1) * page_size();
 }
 
 /*
- * In the child: is the range an ordinary vma (@registered false) or a
- * registered one, and does every page read as @side's (0: zeros)?
+ * In the child: are the ranges ordinary vmas (@registered false) or
+ * registered ones, and does every page read as @side's (0: zeros)?
  */
 static void child_reads(const uint8_t *p, bool registered, enum side side)
 {
-	size_t ps = page_size(), i;
+	size_t ps = page_size(), r, i;
+	const uint8_t *range;
 
 	alarm(CHILD_ALARM);
-	if (vma_has_flag(p, "um") != registered) {
-		ksft_print_msg("child: VM_UFFD_MISSING %s\n",
-			       registered ? "lost" : "kept without the feature");
-		_exit(1);
-	}
-	for (i = 0; i < PAGES * ps; i++)
-		if (p[i] != (side ? page_byte(side, test_id, i / ps, i % ps) : 0)) {
-			ksft_print_msg("child: wrong byte at %zu\n", i);
+	for (r = 0; r < RANGES; r++) {
+		range = p + range_offset(r);
+		if (vma_has_flag(range, "um") != registered) {
+			ksft_print_msg("child: range %zu: VM_UFFD_MISSING %s\n", r,
+				       registered ? "lost" : "kept without the feature");
 			_exit(1);
 		}
+		for (i = 0; i < PAGES * ps; i++)
+			if (range[i] != (side ? page_byte(side, test_id, r * PAGES + i / ps,
+							  i % ps) : 0)) {
+				ksft_print_msg("child: range %zu: wrong byte at %zu\n",
+					       r, i);
+				_exit(1);
+			}
+	}
 	_exit(0);
 }
 
@@ -115,16 +133,16 @@ static void without_event_fork(void)
 	pid_t pid;
 
 	test_id = mapping_id("without EVENT_FORK");
-	p = registered_range(uffd);
+	p = registered_ranges(uffd);
 	pid = fork_or_fail();
 	if (pid == 0)
 		child_reads(p, false, 0);
 	rc = wait_child(pid);
 	if (rc == 128 + SIGALRM)
-		ksft_print_msg("the child blocked in a fault on the parent's uffd\n");
+		ksft_print_msg("the child blocked in a fault on a uffd\n");
 	ksft_test_result(!rc && vma_has_flag(p, "um") == 1,
 			 "without UFFD_FEATURE_EVENT_FORK the child's vma is not registered\n");
-	munmap(p, PAGES * page_size());
+	munmap(p, RANGES * (PAGES + 1) * page_size());
 	close(uffd);
 }
 
@@ -132,45 +150,66 @@ struct monitor {
 	int uffd;
 	uint8_t *range;
 	uint8_t *page;		/* what UFFDIO_COPY copies from */
-	const char *wrong;	/* NULL: it served the child's range */
-	int faults;
+	const char *wrong;	/* NULL: it served the child's ranges */
+	int fork_events, faults;
 };
 
-/* Take the fork event, then serve the child's faults on its new uffd. */
+/* Serve one fault of the child's: the page's CHILD_SIDE bytes. */
+static bool serve(struct monitor *mon, int uffd, const struct uffd_msg *msg)
+{
+	size_t ps = page_size();
+	uintptr_t addr = msg->arg.pagefault.address & ~(uintptr_t)(ps - 1);
+	size_t off = addr - (uintptr_t)mon->range;
+	struct uffdio_copy copy = { .dst = addr, .src = (uintptr_t)mon->page,
+				    .len = ps };
+
+	/* page n of range r is pattern page r * PAGES + n */
+	fill(mon->page, CHILD_SIDE, test_id,
+	     off / ((PAGES + 1) * ps) * PAGES + off % ((PAGES + 1) * ps) / ps, ps);
+	if (ioctl(uffd, UFFDIO_COPY, &copy)) {
+		mon->wrong = "UFFDIO_COPY into the child failed";
+		return false;
+	}
+	mon->faults++;
+	return true;
+}
+
+/*
+ * Take the fork events on U and serve the child's faults on the uffds
+ * they bring, until every page is served or nothing comes for
+ * MONITOR_WAIT ms.
+ */
 static void *monitor(void *arg)
 {
 	struct monitor *mon = arg;
-	size_t ps = page_size();
-	struct uffdio_copy copy;
-	uint8_t *page = mon->page;
+	struct pollfd fds[1 + RANGES] = { { .fd = mon->uffd, .events = POLLIN } };
 	struct uffd_msg msg;
-	uintptr_t addr;
-	int child_uffd;
+	int nfds = 1, i;
 
-	if (!read_msg(mon->uffd, &msg) || msg.event != UFFD_EVENT_FORK) {
+	while (mon->faults < RANGES * PAGES && !mon->wrong) {
+		if (poll(fds, nfds, MONITOR_WAIT) <= 0)
+			break;
+		for (i = 0; i < nfds; i++) {
+			if (!(fds[i].revents & POLLIN) ||
+			    read(fds[i].fd, &msg, sizeof(msg)) != sizeof(msg))
+				continue;
+			if (i == 0 && msg.event == UFFD_EVENT_FORK &&
+			    nfds < 1 + RANGES) {
+				mon->fork_events++;
+				fds[nfds].fd = msg.arg.fork.ufd;
+				fds[nfds++].events = POLLIN;
+			} else if (i > 0 && msg.event == UFFD_EVENT_PAGEFAULT) {
+				serve(mon, fds[i].fd, &msg);
+			} else {
+				mon->wrong = i ? "an event other than a fault on the child's uffd" :
+					     "an event other than a fork on the parent's uffd";
+			}
+		}
+	}
+	if (!mon->fork_events)
 		mon->wrong = "no UFFD_EVENT_FORK on the parent's uffd";
-		return NULL;
-	}
-	child_uffd = msg.arg.fork.ufd;
-	while (mon->faults < PAGES) {
-		if (!read_msg(child_uffd, &msg))
-			break;	/* the child is done, or its faults went elsewhere */
-		if (msg.event != UFFD_EVENT_PAGEFAULT) {
-			mon->wrong = "an event other than a fault on the child's uffd";
-			break;
-		}
-		addr = msg.arg.pagefault.address & ~(uintptr_t)(ps - 1);
-		fill(page, CHILD_SIDE, test_id, (addr - (uintptr_t)mon->range) / ps,
-		     ps);
-		copy = (struct uffdio_copy){ .dst = addr, .src = (uintptr_t)page,
-					     .len = ps };
-		if (ioctl(child_uffd, UFFDIO_COPY, &copy)) {
-			mon->wrong = "UFFDIO_COPY into the child failed";
-			break;
-		}
-		mon->faults++;
-	}
-	close(child_uffd);
+	for (i = 1; i < nfds; i++)
+		close(fds[i].fd);
 	return NULL;
 }
 
@@ -182,7 +221,7 @@ static void with_event_fork(void)
 	pid_t pid;
 
 	test_id = mapping_id("with EVENT_FORK");
-	mon.range = registered_range(mon.uffd);
+	mon.range = registered_ranges(mon.uffd);
 	mon.page = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mon.page == MAP_FAILED)
@@ -196,12 +235,16 @@ static void with_event_fork(void)
 	pthread_join(thread, NULL);
 	if (mon.wrong)
 		ksft_print_msg("monitor: %s\n", mon.wrong);
+	if (mon.fork_events != 1)
+		ksft_print_msg("%d fork events for one parent uffd, want 1\n",
+			       mon.fork_events);
 	if (rc == 128 + SIGALRM)
 		ksft_print_msg("the child blocked in a fault no one served\n");
-	ksft_test_result(!rc && !mon.wrong && mon.faults == PAGES,
+	ksft_test_result(!rc && !mon.wrong && mon.fork_events == 1 &&
+			 mon.faults == RANGES * PAGES,
 			 "with UFFD_FEATURE_EVENT_FORK the child's faults reach its own uffd (%d of %d)\n",
-			 mon.faults, PAGES);
-	munmap(mon.range, PAGES * page_size());
+			 mon.faults, RANGES * PAGES);
+	munmap(mon.range, RANGES * (PAGES + 1) * page_size());
 	munmap(mon.page, page_size());
 	close(mon.uffd);
 }

@@ -369,17 +369,66 @@ static inline int tmp_fd(const char *name, size_t size)
 	return fd;
 }
 
+static inline void write_file(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		ksft_exit_fail_msg("write %s to %s: %s\n", value, path,
+				   strerror(errno));
+	close(fd);
+}
+
+/* A function's text, from /proc/kallsyms: the first of @names there. */
+struct text_range {
+	const char *names[3];
+	const char *found;
+	char start[24], end[24];
+};
+
+/*
+ * Fill @range from /proc/kallsyms: the function's address up to the next
+ * text symbol's (its .cold part, elsewhere, makes no allocation).
+ */
+static inline void find_text(struct text_range *range)
+{
+	unsigned long long addr, start = 0, end = ~0ULL;
+	char type, name[256], line[512];
+	FILE *f = fopen("/proc/kallsyms", "r");
+	size_t i;
+
+	if (!f)
+		ksft_exit_fail_msg("open /proc/kallsyms: %s\n", strerror(errno));
+	for (i = 0; i < 3 && range->names[i] && !start; i++) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
+			    !strcmp(name, range->names[i])) {
+				start = addr;
+				range->found = range->names[i];
+				break;
+			}
+	}
+	rewind(f);
+	while (start && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
+		    (type == 't' || type == 'T') && addr > start && addr < end)
+			end = addr;
+	fclose(f);
+	if (!start || end == ~0ULL)
+		ksft_exit_fail_msg("no %s in /proc/kallsyms (CONFIG_KALLSYMS)\n",
+				   range->names[0]);
+	snprintf(range->start, sizeof(range->start), "%llu", start);
+	snprintf(range->end, sizeof(range->end), "%llu", end);
+	ksft_print_msg("%s: [0x%llx, 0x%llx)\n", range->found, start, end);
+}
+
 static inline void ksm_knob(const char *name, const char *value)
 {
 	char path[64];
-	int fd;
 
 	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value))
-		ksft_exit_fail_msg("write %s to %s: %s (CONFIG_KSM?)\n", value,
-				   path, strerror(errno));
-	close(fd);
+	write_file(path, value);
 }
 
 /*

@@ -23,14 +23,24 @@
  *      SWAPOFF_TIMEOUT s. Both sides then hold the pages, not entries,
  *      and read their bytes; the child writes its own without the
  *      parent seeing them.
- *   2. one slot shared by NR_SHARERS mms: the count overflows into
- *      continuation pages at the 62nd reference. A fork that dropped a
- *      reference there (or failed the fork) would free the slot while
- *      mms still map it: the swap space in use would drop before the
- *      last mm let go, and the parent would read whatever the slot held
- *      next. The swap in use must be the same before the forks, with
- *      every child alive, and after every child has read its copy and
- *      gone.
+ *   2. one slot shared by NR_SHARERS + 1 mms: the count (62 at most in
+ *      the swap map, SWAP_MAP_MAX) goes on in a continuation page from
+ *      the 63rd reference. swap_duplicate() allocates that page with
+ *      GFP_ATOMIC under the page-table lock; if that fails,
+ *      copy_nonpresent_pte() returns -EIO and copy_pte_range() drops
+ *      the locks, allocates it with GFP_KERNEL and copies the entry
+ *      again. The fork of the 62nd child makes that first try fail
+ *      (fail-nth, its knobs' stack filter on
+ *      add_swap_count_continuation() alone), so that the retry path
+ *      runs; the fork must go on. Every child reads the parent's bytes and
+ *      exits; then the parent reads its own and unmaps them, and every
+ *      count must be back at zero: swapoff, which frees a slot only when
+ *      no pte and no count holds it, must succeed within
+ *      SWAPOFF_TIMEOUT s. A fork that dropped the reference it could not
+ *      count (ignoring swap_duplicate()'s failure) leaves the count
+ *      wrapped below zero, held up by the swap cache: swapoff loops on
+ *      a slot no pte maps. SwapFree is no witness: freed slots wait in
+ *      per-CPU caches before it moves.
  */
 #include <signal.h>
 #include <sys/swap.h>
@@ -38,9 +48,11 @@
 #include "mappings.h"
 
 #define PAGES		8
-#define NR_SHARERS	80	/* > SWAP_MAP_MAX (0x3e) + one continuation */
+#define NR_SHARERS	80	/* children: past SWAP_MAP_MAX (62) references */
 #define SWAP_DEVICE	"/dev/ubda"
 #define SWAPOFF_TIMEOUT	20
+/* the child whose fork takes the 63rd reference of each slot */
+#define CONTINUING_CHILD	(62 - 1)
 
 static uint32_t test_id;
 
@@ -77,15 +89,106 @@ static bool holds(const uint8_t *p, enum side side)
 	return true;
 }
 
-/* Swap space in use, in kB (/proc/meminfo). */
-static long long swap_used(void)
-{
-	return proc_value("/proc/meminfo", "SwapTotal") -
-	       proc_value("/proc/meminfo", "SwapFree");
-}
-
 static void on_alarm(int sig)
 {
+}
+
+/*
+ * swapoff() within SWAPOFF_TIMEOUT s, then swapon() again: 0, or the
+ * errno (EINTR: still looping at the timeout) after saying why.
+ */
+static int swapoff_and_back(void)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	int err;
+
+	/* no SA_RESTART: the alarm makes swapoff() return EINTR */
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(SWAPOFF_TIMEOUT);
+	err = swapoff(SWAP_DEVICE) ? errno : 0;
+	alarm(0);
+	if (err == EINTR)
+		ksft_print_msg("swapoff: still looping after %d s: a slot in use that no pte it found maps\n",
+			       SWAPOFF_TIMEOUT);
+	else if (err)
+		ksft_print_msg("swapoff: %s\n", strerror(err));
+	if (!err && swapon(SWAP_DEVICE, 0))
+		ksft_exit_fail_msg("swapon %s again: %s\n", SWAP_DEVICE,
+				   strerror(errno));
+	return err;
+}
+
+#define FAIL_PAGE_ALLOC	"/sys/kernel/debug/fail_page_alloc/"
+#define FAILSLAB	"/sys/kernel/debug/failslab/"
+
+static struct text_range continuation_text = {
+	.names = { "add_swap_count_continuation" } };
+
+/* The knobs that point fail-nth at add_swap_count_continuation() alone. */
+static struct {
+	const char *path, *value;
+	char saved[32];
+} knobs[] = {
+	{ FAILSLAB "stacktrace-depth", "32" },
+	{ FAILSLAB "require-end", continuation_text.end },
+	{ FAILSLAB "require-start", continuation_text.start },
+	{ FAIL_PAGE_ALLOC "ignore-gfp-highmem", "N" },
+	{ FAIL_PAGE_ALLOC "min-order", "0" },
+	{ FAIL_PAGE_ALLOC "verbose", "0" },
+	{ FAIL_PAGE_ALLOC "stacktrace-depth", "32" },
+	{ FAIL_PAGE_ALLOC "require-end", continuation_text.end },
+	{ FAIL_PAGE_ALLOC "require-start", continuation_text.start },
+};
+
+static void set_knobs(bool restore)
+{
+	ssize_t len;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(knobs); i++) {
+		if (restore) {
+			write_file(knobs[i].path, knobs[i].saved);
+			continue;
+		}
+		fd = open(knobs[i].path, O_RDONLY);
+		len = fd < 0 ? -1 : read(fd, knobs[i].saved, sizeof(knobs[i].saved) - 1);
+		if (len <= 0)
+			ksft_exit_fail_msg("read %s: %s (CONFIG_FAULT_INJECTION_DEBUG_FS?)\n",
+					   knobs[i].path, strerror(errno));
+		close(fd);
+		knobs[i].saved[len] = '\0';
+		write_file(knobs[i].path, knobs[i].value);
+	}
+}
+
+/*
+ * fork() with fail-nth at 1 under the knobs above: the first page that
+ * add_swap_count_continuation() asks for fails. *@injected: it did.
+ */
+static pid_t fork_failing_continuation(bool *injected)
+{
+	char buf[16] = "";
+	pid_t pid;
+	int fd = open("/proc/thread-self/fail-nth", O_RDWR);
+
+	if (fd < 0)
+		ksft_exit_fail_msg("open fail-nth: %s\n", strerror(errno));
+	set_knobs(false);
+	if (write(fd, "1", 1) != 1)
+		ksft_exit_fail_msg("write fail-nth: %s\n", strerror(errno));
+	pid = fork_flushed();
+	if (pid == 0)
+		return 0;
+	*injected = pread(fd, buf, sizeof(buf) - 1, 0) > 0 && atoi(buf) == 0;
+	if (pwrite(fd, "0", 1, 0) != 1)
+		ksft_exit_fail_msg("reset fail-nth: %s\n", strerror(errno));
+	close(fd);
+	set_knobs(true);
+	if (pid < 0)
+		ksft_exit_fail_msg("fork after an injected continuation failure: %s\n",
+				   strerror(errno));
+	return pid;
 }
 
 static void pipe_or_fail(int fds[2])
@@ -106,7 +209,6 @@ static void wait_for_go(int fds[2])
 
 static void swapoff_after_fork(void)
 {
-	struct sigaction sa = { .sa_handler = on_alarm };
 	uint8_t *p = paged_out_pages("swapoff after fork");
 	int go[2], err, rc;
 	bool ok = true;
@@ -133,26 +235,17 @@ static void swapoff_after_fork(void)
 	}
 	close(go[0]);
 
-	/* no SA_RESTART: the alarm makes swapoff() return EINTR */
-	sigaction(SIGALRM, &sa, NULL);
-	alarm(SWAPOFF_TIMEOUT);
-	err = swapoff(SWAP_DEVICE) ? errno : 0;
-	alarm(0);
-	if (err == EINTR) {
-		ksft_print_msg("swapoff: still looping after %d s: a pte of the device it did not find (mmlist)\n",
-			       SWAPOFF_TIMEOUT);
-		ok = false;
-	} else if (err) {
-		ksft_print_msg("swapoff: %s\n", strerror(err));
-		ok = false;
-	}
+	/* the child waits: its entries are what swapoff must find */
+	err = swapoff_and_back();
 	close(go[1]);
 	rc = wait_child(pid);
 	if (rc) {
 		ksft_print_msg("the child failed (%d)\n", rc);
 		ok = false;
 	}
-	if (!err && swapped_pages(p, PAGES * page_size())) {
+	if (err)
+		ok = false;
+	else if (swapped_pages(p, PAGES * page_size())) {
 		ksft_print_msg("parent: swap entries left after swapoff\n");
 		ok = false;
 	}
@@ -160,9 +253,6 @@ static void swapoff_after_fork(void)
 		ksft_print_msg("parent: wrong bytes after swapoff and the child's writes\n");
 		ok = false;
 	}
-	if (!err && swapon(SWAP_DEVICE, 0))
-		ksft_exit_fail_msg("swapon %s again: %s\n", SWAP_DEVICE,
-				   strerror(errno));
 	munmap(p, PAGES * page_size());
 	ksft_test_result(ok, "swapoff after fork finds the child's entries (fork_copy=%s)\n",
 			 fork_copy_policy_name());
@@ -171,34 +261,32 @@ static void swapoff_after_fork(void)
 static void one_slot_many_sharers(void)
 {
 	uint8_t *p = paged_out_pages("one slot, many sharers");
-	long long before, alive, after;
 	pid_t pids[NR_SHARERS];
 	int go[2], i, bad = 0;
-	bool ok = true;
+	bool ok = true, injected = false;
 
-	before = swap_used();
+	find_text(&continuation_text);
 	pipe_or_fail(go);
 	for (i = 0; i < NR_SHARERS; i++) {
-		pids[i] = fork_or_fail();
+		pids[i] = i == CONTINUING_CHILD ?
+			  fork_failing_continuation(&injected) : fork_or_fail();
 		if (pids[i] == 0) {
 			wait_for_go(go);
 			_exit(holds(p, PARENT_SIDE) ? 0 : 1);
 		}
 	}
 	close(go[0]);
-	alive = swap_used();
 	close(go[1]);
 	for (i = 0; i < NR_SHARERS; i++)
 		bad += wait_child(pids[i]) != 0;
-	after = swap_used();
+	if (!injected) {
+		ksft_print_msg("the fork of child %d made no continuation page to fail\n",
+			       CONTINUING_CHILD + 1);
+		ok = false;
+	}
 	if (bad) {
 		ksft_print_msg("%d of %d children read wrong bytes\n", bad,
 			       NR_SHARERS);
-		ok = false;
-	}
-	if (alive != before || after != before) {
-		ksft_print_msg("swap in use: %lld kB before the forks, %lld with %d children, %lld after them\n",
-			       before, alive, NR_SHARERS, after);
 		ok = false;
 	}
 	if (swapped_pages(p, PAGES * page_size()) != PAGES ||
@@ -207,7 +295,10 @@ static void one_slot_many_sharers(void)
 		ok = false;
 	}
 	munmap(p, PAGES * page_size());
-	ksft_test_result(ok, "one swap slot shared by %d mms (count continuation) (fork_copy=%s)\n",
+	/* no mm maps the slots now: every count must be back at zero */
+	if (swapoff_and_back())
+		ok = false;
+	ksft_test_result(ok, "one swap slot shared by %d mms, a continuation's GFP_ATOMIC try failed (fork_copy=%s)\n",
 			 NR_SHARERS + 1, fork_copy_policy_name());
 }
 
@@ -217,7 +308,7 @@ int main(void)
 	ksft_set_plan(2);
 	if (access(SWAP_DEVICE, F_OK))
 		ksft_exit_skip("no %s to swap to\n", SWAP_DEVICE);
-	one_slot_many_sharers();
 	swapoff_after_fork();
+	one_slot_many_sharers();
 	ksft_finished();
 }
