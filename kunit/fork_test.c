@@ -81,6 +81,8 @@
  *                                 until it has swap       list head would skip the
  *                                 entries                 list_add: mutant 28's way)
  *   map_count = 0                 counted by dup_mmap()   exit_mmap()'s check (console)
+ *   mm_pgtables_bytes_init()      VmPTE, counted per      expect_rss_counters()
+ *                                 table allocated         (every level walked)
  *   locked_vm = 0                 VmLck                   child_figures, mlocked rows
  *   pinned_vm = 0                 VmPin                   child_figures (mutant 29)
  *   rss_stat zeroed               counted pte by pte      expect_rss_counters(),
@@ -460,12 +462,58 @@ static struct pte_census take_census(struct mm_struct *mm, unsigned long addr)
 }
 
 /*
+ * The page-table pages of @mm, walked level by level over every pgd
+ * entry, in bytes as mm_pgtables_bytes() counts them (VmPTE): a pte
+ * table per present pmd entry, a pmd table per present pud entry and a
+ * pud table per present p4d entry where those levels are not folded.
+ */
+static unsigned long walked_pgtables_bytes(struct mm_struct *mm)
+{
+	unsigned long bytes = 0, pgd_addr, pud_addr, pmd_addr;
+	unsigned int i, j, k;
+	pgd_t *pgd;
+	p4d_t *p4d;
+	pud_t *pud;
+	pmd_t *pmd;
+
+	for (i = 0; i < PTRS_PER_PGD; i++) {
+		pgd_addr = (unsigned long)i << PGDIR_SHIFT;
+		pgd = pgd_offset(mm, pgd_addr);
+		if (pgd_none(*pgd) || pgd_bad(*pgd))
+			continue;
+		p4d = p4d_offset(pgd, pgd_addr);
+		if (p4d_none(*p4d) || p4d_bad(*p4d))
+			continue;
+#ifndef __PAGETABLE_PUD_FOLDED
+		bytes += PTRS_PER_PUD * sizeof(pud_t);
+#endif
+		for (j = 0; j < PTRS_PER_PUD; j++) {
+			pud_addr = pgd_addr + ((unsigned long)j << PUD_SHIFT);
+			pud = pud_offset(p4d, pud_addr);
+			if (pud_none(*pud) || pud_bad(*pud))
+				continue;
+#ifndef __PAGETABLE_PMD_FOLDED
+			bytes += PTRS_PER_PMD * sizeof(pmd_t);
+#endif
+			for (k = 0; k < PTRS_PER_PMD; k++) {
+				pmd_addr = pud_addr + ((unsigned long)k << PMD_SHIFT);
+				pmd = pmd_offset(pud, pmd_addr);
+				if (!pmd_none(*pmd) && !pmd_leaf(*pmd))
+					bytes += PTRS_PER_PTE * sizeof(pte_t);
+			}
+		}
+	}
+	return bytes;
+}
+
+/*
  * The child's rss counters against its page tables, walked now: each
  * present pte of a normal page counts in its folio's counter
  * (mm_counter()), each swap or migration entry as zap_pte_range() will
  * uncount it when the mm goes. A pte that copy_present_ptes() or
  * copy_nonpresent_pte() forgot to count would otherwise show only at
- * exit, in check_mm()'s "Bad rss-counter state".
+ * exit, in check_mm()'s "Bad rss-counter state". And its pgtables_bytes
+ * (VmPTE) against the page-table pages walked at every level.
  */
 static void expect_rss_counters(struct kunit *test, struct mm_struct *mm)
 {
@@ -500,11 +548,14 @@ static void expect_rss_counters(struct kunit *test, struct mm_struct *mm)
 				walked[mm_counter(pfn_swap_entry_folio(entry))]++;
 		}
 	}
-	mmap_read_unlock(mm);
 	for (i = 0; i < NR_MM_COUNTERS; i++)
 		KUNIT_EXPECT_EQ_MSG(test, get_mm_counter_sum(mm, i), walked[i],
 				    "the child's %s against its page tables",
 				    names[i]);
+	/* VmPTE: what dup_mmap()'s page-table allocations added up */
+	KUNIT_EXPECT_EQ_MSG(test, mm_pgtables_bytes(mm), walked_pgtables_bytes(mm),
+			    "the child's pgtables_bytes (VmPTE) against its page tables");
+	mmap_read_unlock(mm);
 }
 
 static bool has_vma(struct mm_struct *mm)
