@@ -41,6 +41,13 @@
  *      wrapped below zero, held up by the swap cache: swapoff loops on
  *      a slot no pte maps. SwapFree is no witness: freed slots wait in
  *      per-CPU caches before it moves.
+ *   3. COW after swap-in, the parent first: fork_mappings' paged-out row
+ *      has the child write first; here the parent writes every page
+ *      after fork, then the child must read the parent's old bytes. A
+ *      fork that left the entries exclusive (mutant 23) lets the
+ *      parent's swap-in map the swap-cache page writable and write it
+ *      in place, under the child's entries (DEBUG_VM's BUG in
+ *      do_swap_page() says so first here).
  */
 #include <signal.h>
 #include <sys/swap.h>
@@ -79,7 +86,7 @@ static uint8_t *paged_out_pages(const char *desc)
 }
 
 /* Does @p hold @side's bytes? Reading swaps it in. */
-static bool holds(const uint8_t *p, enum side side)
+static bool holds(const uint8_t *p, unsigned int side)
 {
 	size_t ps = page_size(), i;
 
@@ -302,13 +309,63 @@ static void one_slot_many_sharers(void)
 			 NR_SHARERS + 1, fork_copy_policy_name());
 }
 
+/* The parent's second bytes: written after fork, over its swap entries. */
+#define PARENT_AGAIN	(CHILD_SIDE + 1)
+
+/*
+ * Row 3: COW after swap-in, both ways. Parent and child share the
+ * entries; the parent writes every page first (each swapped in, read
+ * only: the entry is no longer exclusive; then copied on write), the
+ * child then reads the parent's old bytes, writes its own, and the
+ * parent reads its new ones.
+ */
+static void cow_after_swap_in(void)
+{
+	uint8_t *p = paged_out_pages("COW after swap-in, both ways");
+	struct lockstep ls;
+	bool ok = true;
+	int rc;
+	pid_t pid;
+
+	lockstep_init(&ls);
+	pid = fork_or_fail();
+	if (pid == 0) {
+		hear(ls.to_child[0]);
+		if (!holds(p, PARENT_SIDE)) {
+			ksft_print_msg("child: the parent's write after fork reached it\n");
+			_exit(1);
+		}
+		fill(p, CHILD_SIDE, test_id, 0, PAGES * page_size());
+		_exit(holds(p, CHILD_SIDE) ? 0 : 1);
+	}
+	if (swapped_pages(p, PAGES * page_size()) != PAGES) {
+		ksft_print_msg("parent: its pages are not swap entries at fork\n");
+		ok = false;
+	}
+	fill(p, PARENT_AGAIN, test_id, 0, PAGES * page_size());
+	say(ls.to_child[1]);
+	rc = wait_child(pid);
+	if (rc) {
+		ksft_print_msg("the child failed (%d)\n", rc);
+		ok = false;
+	}
+	if (!holds(p, PARENT_AGAIN)) {
+		ksft_print_msg("parent: the child's write reached it\n");
+		ok = false;
+	}
+	munmap(p, PAGES * page_size());
+	ksft_test_result(ok, "COW after swap-in, the parent writing first (fork_copy=%s)\n",
+			 fork_copy_policy_name());
+}
+
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(2);
+	ksft_set_plan(3);
 	if (access(SWAP_DEVICE, F_OK))
 		ksft_exit_skip("no %s to swap to\n", SWAP_DEVICE);
 	swapoff_after_fork();
 	one_slot_many_sharers();
+	cow_after_swap_in();
 	ksft_finished();
 }
