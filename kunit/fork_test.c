@@ -142,6 +142,13 @@
  *   copy_present_ptes(): COW      both sides read-only    private rows (07, 08)
  *   ... rss[mm_counter()]++       RssAnon/File/Shmem      expect_rss_counters(),
  *                                                         child_figures (15)
+ *   ... a driver's page in a COW  read-only in both; the   MAP_PRIVATE VM_MIXEDMAP,
+ *   mapping, beside anon pages    anon pages COW-shared   half written (the device
+ *                                                         stays zeros); VM_PFNMAP's
+ *                                                         twin: x86_64 (a UML
+ *                                                         uaccess bug, the row's
+ *                                                         comment)
+ *   ... PageReserved pages        a reference, an rmap    PageReserved VM_MIXEDMAP
  *   ... pte_mkold()               young bit               none (UML maps old ptes
  *                                                         PROT_EXEC: forklab.h)
  *   copy_present_page()           early COW of a pinned   pinned anon rows,
@@ -191,6 +198,7 @@
 
 #include "../internal.h"
 #include "fail_nth_sites.h"
+#include "fork_pattern.h"
 #include "fork_copy_policy.h"
 
 #define FORK_ADDR	0x10000000UL
@@ -205,15 +213,20 @@ enum fork_mapping {
 	PRIVATE_FILE,		/* MAP_PRIVATE of a tmpfs file */
 	PFNMAP_DEVICE,		/* a driver's mmap(): remap_pfn_range() */
 	MIXEDMAP_DEVICE,	/* a driver's mmap(): vm_insert_page() */
+	PRIVATE_MIXEDMAP_DEVICE,	/* the same, MAP_PRIVATE: a COW mapping */
+	RESERVED_MIXEDMAP_DEVICE,	/* vm_insert_page() of PageReserved pages */
 };
 
 /*
  * POKES: the parent's bytes arrive by a FOLL_FORCE write, the path
  * PTRACE_POKEDATA and /proc/PID/mem take (access_remote_vm()).
  */
-enum parent_access { NO_ACCESS, READS, WRITES, POKES };
+enum parent_access { NO_ACCESS, READS, WRITES, WRITES_HALF, POKES };
 enum fork_outcome { COPIED, SKIPPED, ABSENT };
-enum child_view { PARENT_BYTES, FILE_BYTES, ZEROES };
+enum child_view {
+	PARENT_BYTES, FILE_BYTES, ZEROES,
+	PARENT_THEN_ZEROES,	/* the first half the parent's, the rest zeros */
+};
 
 struct fork_case {
 	const char *desc;
@@ -303,6 +316,30 @@ static const struct fork_case fork_cases[] = {
 	 * pages are early-COWed; the 5.10/5.15-stable BUG in
 	 * copy_present_page() came from treating this one as anon.
 	 */
+	/*
+	 * A COW mapping of a driver's pages, half written: the written
+	 * half is anon pages (wp_page_copy()), the rest the driver's pages,
+	 * read-only. Fork copies both; a copy that left a driver pte
+	 * writable in the child would let the child's write reach the
+	 * device page, which the parent then reads (it must read zeros).
+	 * (The VM_PFNMAP twin is x86_64's: on UML a copy_to_user() into an
+	 * old read-only pfn pte of a COW mapping writes the driver's page,
+	 * because UML's maybe_map() takes one fault, which here only makes
+	 * the pte young, as the first fault on hardware would, and then
+	 * writes without checking again.)
+	 */
+	{ .desc = "MAP_PRIVATE VM_MIXEDMAP, half written",
+	  .mapping = PRIVATE_MIXEDMAP_DEVICE, .prot = RW, .access = WRITES_HALF,
+	  .outcome = COPIED, .child_reads = PARENT_THEN_ZEROES },
+	/*
+	 * A driver's PageReserved pages, as drivers mark what they map:
+	 * refcounted and rmapped like any page since "remove PageReserved
+	 * special casing" (2.6.15). A copy that took no reference for them
+	 * would leave the driver's count short once the child unmaps.
+	 */
+	{ .desc = "VM_MIXEDMAP of PageReserved pages",
+	  .mapping = RESERVED_MIXEDMAP_DEVICE, .prot = RW, .access = WRITES,
+	  .outcome = COPIED, .child_reads = PARENT_BYTES },
 	{ .desc = "pinned page in VM_MIXEDMAP", .mapping = MIXEDMAP_DEVICE, .prot = RW,
 	  .access = WRITES, .outcome = COPIED, .child_reads = PARENT_BYTES,
 	  .pin = true },
@@ -341,12 +378,13 @@ KUNIT_DEFINE_ACTION_WRAPPER(unpin_action, unpin_user_page, struct page *);
 enum pattern { FILE_PATTERN = 0x11, PARENT_PATTERN = 0x5a,
 	       CHILD_PATTERN = 0xc3, PARENT_PATTERN_2 = 0x3c };
 
+/* FORK_SIZE bytes of @seed's pattern (fork_pattern.h, as user space's) */
 static void fill(u8 *buf, u8 seed)
 {
-	size_t i;
+	size_t words = PAGE_SIZE / sizeof(u64), w;
 
-	for (i = 0; i < FORK_SIZE; i++)
-		buf[i] = seed ^ (u8)(i * 7 + (i >> PAGE_SHIFT));
+	for (w = 0; w < FORK_SIZE / sizeof(u64); w++)
+		((u64 *)buf)[w] = page_word(seed, 0, w / words, w % words);
 }
 
 /*
@@ -620,6 +658,25 @@ static void expect_bytes(struct kunit *test, const u8 *got, u8 seed,
 	KUNIT_EXPECT_MEMEQ_MSG(test, got, want, FORK_SIZE, "%s", who);
 }
 
+/* The first half PARENT_PATTERN, the rest zeros (a half-written row). */
+static void expect_bytes_half(struct kunit *test, const u8 *got,
+			      const char *who)
+{
+	u8 *want = kunit_kzalloc(test, FORK_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	size_t i;
+
+	fill(want, PARENT_PATTERN);
+	memset(want + FORK_SIZE / 2, 0, FORK_SIZE / 2);
+	for (i = 0; i < FORK_SIZE && got[i] == want[i]; i++)
+		;
+	KUNIT_EXPECT_EQ_MSG(test, i, (size_t)FORK_SIZE,
+			    "%s: first wrong byte at %zu (page %zu): %#x, want %#x",
+			    who, i, i / PAGE_SIZE, i < FORK_SIZE ? got[i] : 0,
+			    i < FORK_SIZE ? want[i] : 0);
+}
+
 /*
  * A test-only "device": FORK_PAGES pages the test owns, which the file's
  * mmap() maps the way drivers do. The pages are freed after both mms.
@@ -627,6 +684,7 @@ static void expect_bytes(struct kunit *test, const u8 *got, u8 seed,
 struct device_pages {
 	struct page *pages;	/* order-2, physically contiguous */
 	bool pfnmap;
+	bool reserved;		/* PageReserved while mapped */
 };
 
 static int device_mmap(struct file *file, struct vm_area_struct *vma)
@@ -660,12 +718,17 @@ static void free_device_pages(void *data)
 	struct device_pages *dev = data;
 	unsigned int i;
 
-	for (i = 0; i < FORK_PAGES; i++)
+	for (i = 0; i < FORK_PAGES; i++) {
+		if (dev->reserved)
+			ClearPageReserved(dev->pages + i);
 		__free_page(dev->pages + i);
+	}
 }
 
-static struct file *device_file(struct kunit *test, bool pfnmap)
+static struct file *device_file(struct kunit *test, bool pfnmap,
+				bool reserved)
 {
+	unsigned int i;
 	struct device_pages *dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
 	struct file *file;
 
@@ -675,12 +738,22 @@ static struct file *device_file(struct kunit *test, bool pfnmap)
 	KUNIT_ASSERT_NOT_NULL(test, dev->pages);
 	/* vm_insert_page() maps each page on its own: refcount each. */
 	split_page(dev->pages, get_order(FORK_SIZE));
+	dev->reserved = reserved;
+	for (i = 0; reserved && i < FORK_PAGES; i++)
+		SetPageReserved(dev->pages + i);
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, free_device_pages, dev));
 	file = anon_inode_getfile("forklab-device", &device_fops, dev, O_RDWR);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, fput_action, file));
 	return file;
+}
+
+static bool is_device(const struct fork_case *row)
+{
+	return row->mapping == PFNMAP_DEVICE || row->mapping == MIXEDMAP_DEVICE ||
+	       row->mapping == PRIVATE_MIXEDMAP_DEVICE ||
+	       row->mapping == RESERVED_MIXEDMAP_DEVICE;
 }
 
 /* A tmpfs file holding FILE_PATTERN, opened as the row maps it. */
@@ -692,8 +765,9 @@ static struct file *row_file(struct kunit *test, const struct fork_case *row)
 
 	if (row->mapping == PRIVATE_ANON || row->mapping == SHARED_ANON)
 		return NULL;
-	if (row->mapping == PFNMAP_DEVICE || row->mapping == MIXEDMAP_DEVICE)
-		return device_file(test, row->mapping == PFNMAP_DEVICE);
+	if (is_device(row))
+		return device_file(test, row->mapping == PFNMAP_DEVICE,
+				   row->mapping == RESERVED_MIXEDMAP_DEVICE);
 	file = shmem_file_setup("forklab-fork", FORK_SIZE, VM_NORESERVE);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, fput_action, file));
@@ -718,6 +792,7 @@ static unsigned long row_flags(const struct fork_case *row)
 	case SHARED_ANON:
 		return MAP_SHARED | MAP_ANONYMOUS;
 	case PRIVATE_FILE:
+	case PRIVATE_MIXEDMAP_DEVICE:
 		return MAP_PRIVATE;
 	default:
 		return MAP_SHARED;
@@ -727,7 +802,8 @@ static unsigned long row_flags(const struct fork_case *row)
 /* Writes of either side show to the other. */
 static bool is_shared(const struct fork_case *row)
 {
-	return row->mapping != PRIVATE_ANON && row->mapping != PRIVATE_FILE;
+	return row->mapping != PRIVATE_ANON && row->mapping != PRIVATE_FILE &&
+	       row->mapping != PRIVATE_MIXEDMAP_DEVICE;
 }
 
 /* FOLL_PIN the first page, as O_DIRECT or RDMA would; unpinned at the end. */
@@ -782,6 +858,8 @@ static void map_row(struct kunit *test, struct mm_struct *mm,
 		remap_reversed(test, addr);
 	if (row->access == WRITES) {
 		write_vma_at(test, mm, addr, PARENT_PATTERN, buf);
+	} else if (row->access == WRITES_HALF) {
+		write_at(test, mm, addr, FORK_SIZE / 2, PARENT_PATTERN, buf);
 	} else if (row->access == READS) {
 		read_vma_at(test, mm, addr, buf);
 	} else if (row->access == POKES) {
@@ -874,6 +952,10 @@ static void expect_child_view(struct kunit *test, const struct fork_case *row,
 	u8 *file, *want;
 	unsigned int i;
 
+	if (row->child_reads == PARENT_THEN_ZEROES) {
+		expect_bytes_half(test, got, "child after fork");
+		return;
+	}
 	if (!row->remap_reversed) {
 		expect_bytes(test, got, child_seed(row), "child after fork");
 		return;
@@ -914,8 +996,7 @@ static struct fork_counts expected_counts(const struct fork_case *row,
 					  struct mm_struct *parent,
 					  const struct pte_census *before)
 {
-	bool device = row->mapping == PFNMAP_DEVICE ||
-		      row->mapping == MIXEDMAP_DEVICE;
+	bool device = is_device(row);
 	vm_flags_t flags = (device ? VM_PFNMAP : 0) |
 			   (is_shared(row) ? VM_MAYSHARE : 0);
 	struct fork_counts want = {};
@@ -1055,9 +1136,12 @@ static void check_writes(struct kunit *test, struct fork_run *run)
 
 	write_vma(test, run->child, CHILD_PATTERN, run->buf);
 	read_vma(test, run->parent, run->buf);
-	expect_bytes(test, run->buf, is_shared(row) ? CHILD_PATTERN :
-		     row->access == WRITES ? PARENT_PATTERN :
-		     child_seed(row), "parent after the child wrote");
+	if (row->access == WRITES_HALF && !is_shared(row))
+		expect_bytes_half(test, run->buf, "parent after the child wrote");
+	else
+		expect_bytes(test, run->buf, is_shared(row) ? CHILD_PATTERN :
+			     row->access == WRITES ? PARENT_PATTERN :
+			     child_seed(row), "parent after the child wrote");
 	write_vma(test, run->parent, PARENT_PATTERN_2, run->buf);
 	read_vma(test, run->child, run->buf);
 	expect_bytes(test, run->buf, is_shared(row) ? PARENT_PATTERN_2 :

@@ -240,25 +240,8 @@ static inline unsigned long page_pfn(const void *addr)
  */
 enum side { FILE_SIDE = 1, PARENT_SIDE, CHILD_SIDE };
 
-/*
- * The one pattern every program writes (mappings.h's page_byte() is its
- * bytes): word @j of page @page of region @id as @writer wrote it, a hash
- * of all four (splitmix64's finalizer). A pte that points at another
- * page, another region's, or the other side's copy reads wrong in
- * nearly every word.
- */
-static inline uint64_t page_word(unsigned int writer, uint32_t id,
-				 size_t page, size_t j)
-{
-	uint64_t h = ((uint64_t)id << 32 | (uint64_t)writer << 24) ^
-		     ((uint64_t)page << 40 | page >> 24) ^ (j * 0x9e3779b97f4a7c15ULL);
-
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	return h ^ (h >> 31);
-}
+/* The one pattern every suite writes: page_word(), ../kunit/fork_pattern.h. */
+#include "../kunit/fork_pattern.h"
 
 /* Write pages [@first, @first + @n) of @base as @writer of region @id. */
 static inline void fill_words(uint8_t *base, unsigned int writer, uint32_t id,
