@@ -1,26 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uml-init: pid 1 of a UML booted by tools/uml-run.
+ * uml-init: pid 1 of a kernel booted by tools/uml-run (UML) or
+ * tools/qemu-run (x86_64 under QEMU).
  *
- * The root is a hostfs directory uml-run prepared on the host:
+ * The root is a directory the script prepared on the host (hostfs on UML,
+ * 9p on x86_64):
  *
  *   /init                 this program, static
  *   /prog                 the program to run, static
  *   /forklab/argv         its argv, each argument ending in '\0'
  *   /forklab/stdin        what it reads on stdin
- *   /dev/ubda             if there is one, swap space (mkswap'ed)
+ *   /dev/ubda, /dev/vda   if there is one, swap space (mkswap'ed)
+ *   /forklab/gcov/        if there is one, where the guest's gcov data
+ *                         (debugfs, CONFIG_GCOV_KERNEL) is copied at the end
  *   /forklab/stdout       written here: what it wrote on stdout,
  *   /forklab/stderr                     on stderr,
  *   /forklab/status                     and how it ended ("exit N",
  *                                       "signal N", or "init: ...")
  *
  * Mount proc, sysfs, debugfs, devtmpfs and a tmpfs on /tmp, swap to
- * /dev/ubda if uml-run gave one, run the program, hand its exit status
- * to the host through /proc/exitcode (the linux process exits with it)
- * and power off: a clean power-off is what makes UML write its gcov data.
+ * the disk the script gave, run the program (none: /forklab/argv is empty,
+ * a boot for the KUnit suites alone), hand its exit status to the host
+ * through /proc/exitcode on UML (the linux process exits with it) and
+ * power off: a clean power-off is what makes UML write its gcov data.
+ * QEMU's qboot cannot power off; there init reboots, which with
+ * -no-reboot ends QEMU.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -118,11 +128,70 @@ static void report_taint(void)
 	}
 }
 
+#define GCOV_DEBUGFS	"/sys/kernel/debug/gcov"
+#define GCOV_OUT	"/forklab/gcov"
+
+/* mkdir -p for the directories of @path, which is under GCOV_OUT. */
+static void make_dirs(char *path)
+{
+	char *slash = path + strlen(GCOV_OUT);
+
+	while ((slash = strchr(slash + 1, '/'))) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+}
+
+/* One .gcda file of debugfs' gcov tree, copied under GCOV_OUT. */
+static int copy_gcda(const char *path, const struct stat *st, int type,
+		     struct FTW *ftw)
+{
+	static char buf[65536];
+	char out[PATH_MAX];
+	size_t len = strlen(path);
+	ssize_t n;
+	int in, fd;
+
+	if (type != FTW_F || len < 5 || strcmp(path + len - 5, ".gcda"))
+		return 0;
+	snprintf(out, sizeof(out), GCOV_OUT "%s", path + strlen(GCOV_DEBUGFS));
+	make_dirs(out);
+	in = open(path, O_RDONLY);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	while (in >= 0 && fd >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, n) != n)
+			break;
+	if (in < 0 || fd < 0)
+		dprintf(2, "uml-init: gcov %s: %s\n", path, strerror(errno));
+	if (in >= 0)
+		close(in);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/*
+ * x86_64 (CONFIG_GCOV_KERNEL): the counters live in the guest's memory;
+ * copy them out for tools/coverage. The .gcno links beside them are the
+ * host build's own files.
+ */
+static void save_gcov(void)
+{
+	if (access(GCOV_OUT, W_OK) || access(GCOV_DEBUGFS, R_OK))
+		return;
+	if (nftw(GCOV_DEBUGFS, copy_gcda, 16, FTW_PHYS))
+		dprintf(2, "uml-init: walking " GCOV_DEBUGFS ": %s\n",
+			strerror(errno));
+}
+
 static void power_off(void)
 {
 	report_taint();
+	save_gcov();
 	sync();
-	reboot(RB_POWER_OFF);
+	/* UML has /proc/exitcode and powers off; qboot only halts. */
+	reboot(access("/proc/exitcode", F_OK) ? RB_AUTOBOOT : RB_POWER_OFF);
 	/* Only if reboot() failed: pid 1 exiting panics, which also ends UML. */
 	_exit(1);
 }
@@ -183,12 +252,15 @@ int main(void)
 	mount_or_fail("tmpfs", "/tmp");
 	if (access("/dev/ubda", F_OK) == 0 && swapon("/dev/ubda", 0))
 		fail("swapon /dev/ubda");
+	if (access("/dev/vda", F_OK) == 0 && swapon("/dev/vda", 0))
+		fail("swapon /dev/vda");
 	/* kmemleak: what boot left unreferenced is not the program's. */
 	kmemleak("clear");
 
+	/* No program: the boot was for the KUnit suites (qemu-run --kunit). */
 	if (read_argv(argv) < 1) {
-		errno = EINVAL;
-		fail("/forklab/argv is empty");
+		report(0, "exit 0");
+		power_off();
 	}
 
 	pid = fork();
