@@ -31,6 +31,10 @@
  *                             a time (each such page is a check of its
  *                             own, and must fail the fork)
  *
+ *   mas_store_gfp, no-warn    the maple tree's GFP_NOWAIT try for the
+ *                             nodes of a store (dup_mmap() clearing a
+ *                             VM_DONTCOPY range); mas_nomem() allocates
+ *                             them with the caller's gfp and retries
  *   radix_tree_node_alloc,    a node without blocking (alloc_pid()'s idr
  *   no-warn                   after idr_preload()); it takes one from
  *                             the per-CPU preload
@@ -209,6 +213,9 @@ static inline const char *fail_nth_fallback(const char *site,
 	if (fail_nth_frame_is(site, "anon_vma_clone") ||
 	    fail_nth_frame_is(site, "anon_vma_chain_alloc"))
 		return "anon_vma_clone()'s GFP_NOWAIT try: it retries with GFP_KERNEL";
+	/* the maple tree's first try of a store (mas_node_count()) */
+	if (fail_nth_frame_is(site, "mas_store_gfp"))
+		return "mas_store_gfp()'s GFP_NOWAIT try: mas_nomem() retries with the caller's gfp";
 	/* a non-blocking idr/radix tree node: from the per-CPU preload */
 	if (fail_nth_frame_is(site, "radix_tree_node_alloc"))
 		return "radix_tree_node_alloc(): it takes a node from its per-CPU preload";

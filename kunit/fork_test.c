@@ -343,7 +343,7 @@ static const struct fork_case fork_cases[] = {
 	{ .desc = "pinned page in VM_MIXEDMAP", .mapping = MIXEDMAP_DEVICE, .prot = RW,
 	  .access = WRITES, .outcome = COPIED, .child_reads = PARENT_BYTES,
 	  .pin = true },
-#ifndef CONFIG_ARCH_HAS_SYSCALL_WRAPPER
+#if !defined(CONFIG_ARCH_HAS_SYSCALL_WRAPPER) || defined(CONFIG_X86_64)
 	/*
 	 * remap_file_pages() (emulated since 4.0 by one linear MAP_SHARED
 	 * vma per rearranged page): fork skips these vmas like any shared
@@ -501,10 +501,18 @@ static struct pte_census take_census(struct mm_struct *mm, unsigned long addr)
 
 /*
  * The page-table pages of @mm, walked level by level over every pgd
- * entry, in bytes as mm_pgtables_bytes() counts them (VmPTE): a pte
- * table per present pmd entry, a pmd table per present pud entry and a
- * pud table per present p4d entry where those levels are not folded.
+ * entry below the user address space's end, in bytes as
+ * mm_pgtables_bytes() counts them (VmPTE): a pte table per present pmd
+ * entry, a pmd table per present pud entry and a pud table per present
+ * p4d entry where those levels are not folded. (Above it, x86_64's pgd
+ * holds the kernel's mappings, shared by every mm and not counted.)
  */
+#ifdef TASK_SIZE_MAX
+#define TASK_SIZE_OF_WALK	TASK_SIZE_MAX
+#else
+#define TASK_SIZE_OF_WALK	TASK_SIZE
+#endif
+
 static unsigned long walked_pgtables_bytes(struct mm_struct *mm)
 {
 	unsigned long bytes = 0, pgd_addr, pud_addr, pmd_addr;
@@ -514,7 +522,7 @@ static unsigned long walked_pgtables_bytes(struct mm_struct *mm)
 	pud_t *pud;
 	pmd_t *pmd;
 
-	for (i = 0; i < PTRS_PER_PGD; i++) {
+	for (i = 0; i < pgd_index(TASK_SIZE_OF_WALK - 1) + 1; i++) {
 		pgd_addr = (unsigned long)i << PGDIR_SHIFT;
 		pgd = pgd_offset(mm, pgd_addr);
 		if (pgd_none(*pgd) || pgd_bad(*pgd))
@@ -831,6 +839,21 @@ static void remap_reversed(struct kunit *test, unsigned long addr)
 		KUNIT_ASSERT_EQ(test, 0L,
 				sys_remap_file_pages(addr + i * PAGE_SIZE, PAGE_SIZE,
 						     0, FORK_PAGES - 1 - i, 0));
+}
+#elif defined(CONFIG_X86_64)
+/* x86_64's syscalls take their arguments in a pt_regs, as the entry code left them. */
+long __x64_sys_remap_file_pages(const struct pt_regs *regs);
+
+static void remap_reversed(struct kunit *test, unsigned long addr)
+{
+	struct pt_regs regs = { .si = PAGE_SIZE };
+	unsigned int i;
+
+	for (i = 0; i < FORK_PAGES; i++) {
+		regs.di = addr + i * PAGE_SIZE;
+		regs.r10 = FORK_PAGES - 1 - i;
+		KUNIT_ASSERT_EQ(test, 0L, __x64_sys_remap_file_pages(&regs));
+	}
 }
 #else
 static void remap_reversed(struct kunit *test, unsigned long addr)
@@ -1706,10 +1729,18 @@ static unsigned int rmap_links(struct mm_struct *mm, unsigned long addr)
 	return n;
 }
 
+/*
+ * Each row in a page table of its own: the child's copy of every copied
+ * vma then allocates a pte table, which the injection fails in turn, so
+ * that each vma's copy_page_range() fails once (a VM_PFNMAP one under x86
+ * PAT must then undo track_pfn_copy(), dc84bc2aba85).
+ *
+ *   FORK_ADDR   + PMD_SIZE    + 2 * PMD_SIZE    ...
+ *   |row 0|     |row 1|       |row 2|
+ */
 static unsigned long slot_addr(unsigned int i)
 {
-	/* one fault-around window per row, as in the single-row test */
-	return FORK_ADDR + i * (16 * PAGE_SIZE);
+	return FORK_ADDR + i * PMD_SIZE;
 }
 
 static void snapshot(struct mm_struct *mm, struct parent_state *state)

@@ -29,6 +29,7 @@
 
 #include <kunit/test.h>
 #include <linux/fs.h>
+#include <linux/hugetlb.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/rmap.h>
@@ -56,6 +57,7 @@ enum vma_backing {
 	PRIVATE_ANON,	/* MAP_PRIVATE | MAP_ANONYMOUS: no file, no vm_ops */
 	SHARED_ANON,	/* MAP_SHARED | MAP_ANONYMOUS: shmem_zero_setup() */
 	SHMEM_FILE,	/* a tmpfs file, mapped through its own ->mmap() */
+	HUGETLB_FILE,	/* a hugetlbfs file (x86_64), one huge page long */
 };
 
 struct vma_needs_copy_case {
@@ -141,13 +143,19 @@ static const struct vma_needs_copy_case vma_needs_copy_cases[] = {
 	  false, false, true },
 	{ "VM_MIXEDMAP private, touched", PRIVATE_RW | VM_MIXEDMAP, SHMEM_FILE,
 	  true, false, true },
-#ifndef CONFIG_HUGETLB_PAGE
 	/*
 	 * VM_HUGETLB no longer forces a copy (bcd51a3c679d, 6.0): shared
 	 * hugetlb faults back in like shmem; private hugetlb with COWed
-	 * pages has an anon_vma. A kernel with hugetlb needs these vmas on
-	 * hugetlbfs files, so there the rows wait for the x86_64 target.
+	 * pages has an anon_vma. Where the kernel has hugetlb the vmas are
+	 * hugetlbfs files (x86_64); on UML the flag is set on a tmpfs vma,
+	 * which is all the decision reads.
 	 */
+#ifdef CONFIG_HUGETLBFS
+	{ "VM_HUGETLB shared", SHARED_RW | VM_NORESERVE, HUGETLB_FILE,
+	  false, false, false },
+	{ "VM_HUGETLB private, touched", PRIVATE_RW | VM_NORESERVE,
+	  HUGETLB_FILE, true, false, true },
+#else
 	{ "VM_HUGETLB shared", SHARED_RW | VM_HUGETLB, SHMEM_FILE,
 	  false, false, false },
 	{ "VM_HUGETLB private, touched", PRIVATE_RW | VM_HUGETLB, SHMEM_FILE,
@@ -178,12 +186,35 @@ KUNIT_DEFINE_ACTION_WRAPPER(mmput_action, mmput, struct mm_struct *);
 KUNIT_DEFINE_ACTION_WRAPPER(vm_area_free_action, vm_area_free,
 			    struct vm_area_struct *);
 
+/* The vma's length: a huge page for hugetlbfs, else FORKLAB_VMA_SIZE. */
+static unsigned long vma_size(enum vma_backing backing)
+{
+#ifdef CONFIG_HUGETLBFS
+	if (backing == HUGETLB_FILE)
+		return huge_page_size(&default_hstate);
+#endif
+	return FORKLAB_VMA_SIZE;
+}
+
 /* Give @vma the file and vm_ops that mmap() would, per @backing. */
 static int attach_backing(struct vm_area_struct *vma, enum vma_backing backing)
 {
 	struct file *file;
 
 	switch (backing) {
+	case HUGETLB_FILE:
+#ifdef CONFIG_HUGETLBFS
+		/* hugetlbfs' ->mmap() adds VM_HUGETLB and VM_DONTEXPAND. */
+		file = hugetlb_file_setup("forklab", vma_size(backing),
+					  VM_NORESERVE, HUGETLB_ANONHUGE_INODE,
+					  0);
+		if (IS_ERR(file))
+			return PTR_ERR(file);
+		vma->vm_file = file;
+		return call_mmap(file, vma);
+#else
+		return -EINVAL;
+#endif
 	case PRIVATE_ANON:
 		vma_set_anonymous(vma);
 		return 0;
@@ -215,7 +246,7 @@ static struct vm_area_struct *build_parent_vma(struct kunit *test,
 	vma = vm_area_alloc(mm);
 	KUNIT_ASSERT_NOT_NULL(test, vma);
 	vma->vm_start = FORKLAB_VMA_START;
-	vma->vm_end = FORKLAB_VMA_START + FORKLAB_VMA_SIZE;
+	vma->vm_end = FORKLAB_VMA_START + vma_size(row->backing);
 	vm_flags_init(vma, row->flags);
 
 	/* No assertion may abort the test while it holds mmap_lock. */
@@ -239,6 +270,10 @@ static struct vm_area_struct *build_parent_vma(struct kunit *test,
 	/* The fixture must be the mapping the row describes. */
 	KUNIT_ASSERT_EQ(test, vma_is_anonymous(vma), row->backing == PRIVATE_ANON);
 	KUNIT_ASSERT_EQ(test, !!vma->anon_vma, row->anon_vma);
+	/* (Without CONFIG_HUGETLB_PAGE no vma is hugetlb, whatever its flags.) */
+	KUNIT_ASSERT_EQ(test, is_vm_hugetlb_page(vma),
+			IS_ENABLED(CONFIG_HUGETLB_PAGE) &&
+			(row->backing == HUGETLB_FILE || (row->flags & VM_HUGETLB)));
 	return vma;
 }
 
