@@ -145,7 +145,7 @@ static void walk_smaps(struct figures *f)
 	long long size = 0, rss = 0, anon = 0, swap = 0;
 	unsigned long start, end, inode = 0;
 	const char *p, *flags;
-	bool wr, sh, ex, gd, shmem = false;
+	bool wr, sh, ex, gd, shmem = false, gate = false;
 	int path;
 
 	for (p = proc_buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
@@ -153,6 +153,8 @@ static void walk_smaps(struct figures *f)
 		if (sscanf(p, "%lx-%lx %*s %*s %*s %lu %n", &start, &end, &inode,
 			   &path) == 3) {
 			shmem = is_shmem_path(p + path);
+			/* x86_64's vsyscall page: the gate area, in no vma */
+			gate = !strncmp(p + path, "[vsyscall]", 10);
 			continue;
 		}
 		if (!strncmp(p, "Size:", 5))
@@ -166,6 +168,8 @@ static void walk_smaps(struct figures *f)
 		if (strncmp(p, "VmFlags:", 8))
 			continue;
 		/* the last line of a vma's entry */
+		if (gate)
+			continue;
 		flags = p + 8;
 		wr = has_flag(flags, "wr");
 		sh = has_flag(flags, "sh");

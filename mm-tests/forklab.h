@@ -438,6 +438,35 @@ static inline long long ksm_merge(size_t pages)
 	return merged;
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ	22
+#endif
+
+/*
+ * Fault in every page of this program's own file mappings (text, rodata),
+ * so that its RssFile stays put while a test counts it: code first run
+ * later (after a fork's first failure, say) would add a page there.
+ */
+static inline void populate_program(void)
+{
+	char exe[256], line[512], path[256];
+	unsigned long start, end;
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (len < 0 || !f)
+		ksft_exit_fail_msg("/proc/self/exe, maps: %s\n", strerror(errno));
+	exe[len] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		path[0] = '\0';
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &start, &end,
+			   path) == 3 && !strcmp(path, exe) &&
+		    madvise((void *)start, end - start, MADV_POPULATE_READ))
+			ksft_exit_fail_msg("MADV_POPULATE_READ: %s\n", strerror(errno));
+	}
+	fclose(f);
+}
+
 static inline bool on_uml(void)
 {
 	return access("/proc/exitcode", F_OK) == 0;

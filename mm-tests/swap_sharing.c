@@ -56,7 +56,8 @@
 
 #define PAGES		8
 #define NR_SHARERS	80	/* children: past SWAP_MAP_MAX (62) references */
-#define SWAP_DEVICE	"/dev/ubda"
+/* The disk init swapped to: a ubd device on UML, virtio on x86_64. */
+#define SWAP_DEVICE	(on_uml() ? "/dev/ubda" : "/dev/vda")
 #define SWAPOFF_TIMEOUT	20
 /* the child whose fork takes the 63rd reference of each slot */
 #define CONTINUING_CHILD	(62 - 1)
