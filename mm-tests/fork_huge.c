@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fork_huge: fork over huge mappings, THP and hugetlb (the x86_64 target:
+ * UML has neither).
+ *
+ * fork copies a PMD-mapped THP as one pmd (copy_huge_pmd()) and hugetlb
+ * as huge ptes (copy_hugetlb_page_range()); both write-protect the
+ * parent's entry too, so that either side's first write breaks COW, and
+ * both must not share a pinned page: the child gets its own copy at fork
+ * (70e806e4e645 for THP, split and copied by ptes; 4eae4efa2c29 for
+ * hugetlb, which with no free huge page fails the fork with -ENOMEM
+ * rather than share). Shared hugetlb and shmem THP vmas are skipped like
+ * any shared vma since bcd51a3c679d (6.0); private hugetlb with pages has
+ * an anon_vma and is copied.
+ *
+ * Each row maps MAP_SIZE bytes at a PMD-aligned address, writes a pattern,
+ * forks, and has the child report what it sees before it touches anything
+ * (the pfn of the first page, how many pages are present, whether the
+ * range is still one huge mapping) and then what it reads after the parent
+ * wrote (private rows) or what the parent reads after the child wrote
+ * (shared rows).
+ *
+ *   0          2M         4M
+ *   |----------|----------|    MAP_SIZE: two PMDs (two 2 MiB hugetlb
+ *   ^ aligned                  pages, or two THPs)
+ */
+#include <sys/mman.h>
+
+#include "forklab.h"
+
+#define PMD_SIZE	(2UL << 20)
+#define MAP_SIZE	(2 * PMD_SIZE)
+#define PATTERN		0x5a
+#define PARENT_WRITE	0xa5
+#define CHILD_WRITE	0xc3
+#define SHMEM_ENABLED	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+
+enum kind { THP, THP_PTE_MAPPED, THP_ZERO, SHMEM_THP, HUGETLB_SHARED,
+	    HUGETLB_PRIVATE };
+
+struct child_report {
+	unsigned long pfn;	/* of the first page, before any access */
+	size_t present;		/* pages present right after fork */
+	bool huge;		/* the first PMD still one huge mapping */
+	long bad_page;		/* first page not as expected, -1: none */
+};
+
+/*
+ * What the parent saw: its pfn of the first page before fork and after its
+ * write, and, for shared rows, whether it reads the child's write.
+ */
+struct parent_view {
+	unsigned long pfn_before, pfn_after;
+	long bad_page;
+};
+
+struct huge_case {
+	const char *desc;
+	enum kind kind;
+	bool pin;		/* io_uring pins the range before fork */
+	bool read_only;		/* the parent only reads it before fork */
+};
+
+static const struct huge_case huge_cases[] = {
+	/*
+	 * A PMD-mapped THP: copied as one pmd, the page shared and the pmd
+	 * write-protected in both. If copy_huge_pmd() forgot the parent's
+	 * write-protect, the parent's write after fork would land in the
+	 * page the child maps, and the child would read PARENT_WRITE.
+	 */
+	{ .desc = "THP: one pmd copied, COW after fork", .kind = THP },
+	/*
+	 * A pinned THP: folio_try_dup_anon_rmap_pmd() refuses, the pmd is
+	 * split and the ptes are copied, the pinned pages early (each a new
+	 * page for the child). Shared instead, the parent's write would COW
+	 * the parent away from the page I/O still writes into.
+	 */
+	{ .desc = "THP pinned: child gets a copy, parent keeps the pinned page",
+	  .kind = THP, .pin = true },
+	/*
+	 * A THP mapped by ptes (an mprotect() of one page split the pmd, the
+	 * folio stays large): copy_present_ptes() copies runs of it in one
+	 * batch (folio_pte_batch()), write-protecting the whole run in the
+	 * parent too; a batch that forgot part of the run would leave the
+	 * parent's write visible to the child there.
+	 */
+	{ .desc = "THP mapped by ptes: batch-copied, COW after fork",
+	  .kind = THP_PTE_MAPPED },
+	/*
+	 * Read only: the huge zero page, copied as a pmd with a reference
+	 * (mm_get_huge_zero_folio()); the child reads zeros.
+	 */
+	{ .desc = "THP huge zero page: copied as a pmd", .kind = THP_ZERO,
+	  .read_only = true },
+	/*
+	 * shmem THP, MAP_SHARED: skipped (the child faults it back in), and
+	 * the child's write is the parent's.
+	 */
+	{ .desc = "shmem THP MAP_SHARED: skipped, writes shared",
+	  .kind = SHMEM_THP },
+	/*
+	 * hugetlb MAP_SHARED: skipped since bcd51a3c679d; a copy that missed
+	 * the shared page (a private one in the child) would hide the
+	 * child's write from the parent.
+	 */
+	{ .desc = "hugetlb MAP_SHARED: skipped, writes shared",
+	  .kind = HUGETLB_SHARED },
+	/*
+	 * hugetlb MAP_PRIVATE, written: copied, write-protected in both
+	 * (copy_hugetlb_page_range()). Without the parent's write-protect the
+	 * child would read the parent's later write.
+	 */
+	{ .desc = "hugetlb MAP_PRIVATE written: copied, COW after fork",
+	  .kind = HUGETLB_PRIVATE },
+	/*
+	 * hugetlb MAP_PRIVATE, pinned: the child gets its own huge page at
+	 * fork (copy_hugetlb_page_range()'s early COW).
+	 */
+	{ .desc = "hugetlb MAP_PRIVATE pinned: child gets a copy at fork",
+	  .kind = HUGETLB_PRIVATE, .pin = true },
+};
+
+static bool is_shared(const struct huge_case *row)
+{
+	return row->kind == SHMEM_THP || row->kind == HUGETLB_SHARED;
+}
+
+static bool is_hugetlb(const struct huge_case *row)
+{
+	return row->kind == HUGETLB_SHARED || row->kind == HUGETLB_PRIVATE;
+}
+
+/* Each PMD of @p (MAP_SIZE) is one huge mapping, in this process. */
+static bool is_huge(const struct huge_case *row, void *p)
+{
+	switch (row->kind) {
+	case THP:
+	case THP_PTE_MAPPED:
+		/* AnonHugePages counts PMD mappings only, of the whole vma. */
+		return check_huge_anon(p, MAP_SIZE / PMD_SIZE, PMD_SIZE);
+	case THP_ZERO:
+		/* The huge zero page is not AnonHugePages: pagemap tells. */
+		return present_pages(p, MAP_SIZE) == MAP_SIZE / page_size();
+	case SHMEM_THP:
+		return check_huge_shmem(p, MAP_SIZE / PMD_SIZE, PMD_SIZE);
+	default:
+		return true;
+	}
+}
+
+/* MAP_SIZE bytes at a PMD-aligned address, of @row's kind; NULL: skip. */
+static uint8_t *map_row(const struct huge_case *row, const char **why)
+{
+	int flags = is_shared(row) ? MAP_SHARED : MAP_PRIVATE;
+	uint8_t *area, *p;
+
+	flags |= MAP_ANONYMOUS;
+	if (is_hugetlb(row)) {
+		p = mmap(NULL, MAP_SIZE, PROT_READ | PROT_WRITE,
+			 flags | MAP_HUGETLB, -1, 0);
+		*why = "no free 2 MiB hugetlb pages (hugepages= at boot)";
+		return p == MAP_FAILED ? NULL : p;
+	}
+	/* Align by hand: map one PMD more and trim. */
+	area = mmap(NULL, MAP_SIZE + PMD_SIZE, PROT_READ | PROT_WRITE,
+		    flags, -1, 0);
+	if (area == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	p = (uint8_t *)(((uintptr_t)area + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
+	if (p > area)
+		munmap(area, p - area);
+	munmap(p + MAP_SIZE, area + PMD_SIZE - p);
+	if (madvise(p, MAP_SIZE, MADV_HUGEPAGE))
+		ksft_exit_fail_msg("MADV_HUGEPAGE: %s\n", strerror(errno));
+	*why = "no THP for this mapping (transparent_hugepage settings)";
+	return p;
+}
+
+static long first_other_page(const uint8_t *p, uint8_t value)
+{
+	size_t i;
+
+	for (i = 0; i < MAP_SIZE; i++)
+		if (p[i] != value)
+			return i / page_size();
+	return -1;
+}
+
+/*
+ * The child: report, let the parent write (private) or write (shared),
+ * then check what it reads.
+ */
+static void child(const struct huge_case *row, uint8_t *p, uint8_t seed,
+		  struct lockstep *ls, int report)
+{
+	struct child_report r = {
+		.pfn = page_pfn(p),
+		.present = present_pages(p, MAP_SIZE),
+	};
+
+	r.huge = is_huge(row, p);
+	say(ls->to_parent[1]);
+	hear(ls->to_child[0]);
+	if (is_shared(row)) {
+		r.bad_page = first_other_page(p, seed);
+		memset(p, CHILD_WRITE, MAP_SIZE);
+	} else {
+		/* The parent wrote PARENT_WRITE: the child must not see it. */
+		r.bad_page = first_other_page(p, seed);
+	}
+	_exit(write(report, &r, sizeof(r)) != sizeof(r));
+}
+
+static void run_row(const struct huge_case *row)
+{
+	size_t pages = MAP_SIZE / page_size();
+	uint8_t seed = row->read_only ? 0 : PATTERN;
+	struct parent_view v = { .bad_page = -1 };
+	struct child_report r;
+	struct lockstep ls;
+	const char *why;
+	int fds[2], ring = -1, i;
+	size_t off;
+	bool skipped, ok = true;
+	uint8_t *p;
+	pid_t pid;
+
+	p = map_row(row, &why);
+	if (!p) {
+		ksft_test_result_skip("%s: %s\n", row->desc, why);
+		return;
+	}
+	if (row->read_only) {
+		volatile uint8_t sum = 0;
+
+		for (off = 0; off < MAP_SIZE; off += page_size())
+			sum += p[off];
+		(void)sum;
+	} else {
+		memset(p, PATTERN, MAP_SIZE);
+	}
+	if (!is_huge(row, p)) {
+		ksft_test_result_skip("%s: %s\n", row->desc, why);
+		munmap(p, MAP_SIZE);
+		return;
+	}
+	if (row->kind == THP_PTE_MAPPED) {
+		/* Split each pmd, not the folio: a page read-only and back. */
+		for (off = PMD_SIZE / 2; off < MAP_SIZE; off += PMD_SIZE)
+			if (mprotect(p + off, page_size(), PROT_READ) ||
+			    mprotect(p + off, page_size(), PROT_READ | PROT_WRITE))
+				ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
+		if (!check_huge_anon(p, 0, PMD_SIZE))
+			ksft_exit_fail_msg("%s: the pmds did not split\n", row->desc);
+	}
+	if (row->pin) {
+		ring = io_uring_pin(p, MAP_SIZE);
+		if (ring < 0)
+			ksft_exit_fail_msg("io_uring pin: %s\n", strerror(errno));
+	}
+	v.pfn_before = page_pfn(p);
+	if (!v.pfn_before)
+		ksft_exit_skip("pagemap shows no pfns: not root\n");
+
+	lockstep_init(&ls);
+	if (pipe(fds))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	pid = fork_or_fail();
+	if (pid == 0) {
+		close(fds[0]);
+		child(row, p, seed, &ls, fds[1]);
+	}
+	close(fds[1]);
+	hear(ls.to_parent[0]);
+	if (!is_shared(row) && !row->read_only)
+		memset(p, PARENT_WRITE, MAP_SIZE);
+	v.pfn_after = page_pfn(p);
+	say(ls.to_child[1]);
+	if (read(fds[0], &r, sizeof(r)) != sizeof(r) || wait_child(pid))
+		ksft_exit_fail_msg("%s: no report from the child\n", row->desc);
+	close(fds[0]);
+	if (is_shared(row))
+		v.bad_page = first_other_page(p, CHILD_WRITE);
+
+	/*
+	 * A shared vma is skipped, unless the fork_copy= policy copies it;
+	 * even then copy_huge_pmd() leaves a shmem THP's pmd to the fault
+	 * ("Skip if can be re-fill on fault").
+	 */
+	skipped = is_shared(row) &&
+		  (!policy_copies_skipped(true) || row->kind == SHMEM_THP);
+	if (r.present != (skipped ? 0 : pages)) {
+		ksft_print_msg("%s: child has %zu of %zu pages present after fork, want %zu (%s)\n",
+			       row->desc, r.present, pages, skipped ? 0 : pages,
+			       skipped ? "skipped" : "copied");
+		ok = false;
+	}
+	if (r.bad_page >= 0) {
+		ksft_print_msg("%s: child reads page %ld wrong%s\n", row->desc,
+			       r.bad_page, is_shared(row) ? "" :
+			       ": the parent's write reached it (no COW)");
+		ok = false;
+	}
+	if (v.bad_page >= 0) {
+		ksft_print_msg("%s: parent does not read the child's write at page %ld\n",
+			       row->desc, v.bad_page);
+		ok = false;
+	}
+	if (!skipped) {
+		/* A pinned page is the parent's alone; any other is shared. */
+		bool want_same = !row->pin;
+
+		if ((r.pfn == v.pfn_before) != want_same) {
+			ksft_print_msg("%s: child's first page is %s the parent's (pfn %#lx, parent %#lx)\n",
+				       row->desc, want_same ? "not" : "still",
+				       r.pfn, v.pfn_before);
+			ok = false;
+		}
+	}
+	if (row->pin && v.pfn_after != v.pfn_before) {
+		ksft_print_msg("%s: the parent's write moved it off the pinned page\n",
+			       row->desc);
+		ok = false;
+	}
+	/* The THP copy keeps the pmd; a pinned THP is split and copied. */
+	if ((row->kind == THP || row->kind == THP_ZERO) && r.huge == row->pin) {
+		ksft_print_msg("%s: child's range is %s\n", row->desc,
+			       r.huge ? "still one pmd" : "not one pmd");
+		ok = false;
+	}
+	if (ring >= 0)
+		close(ring);
+	for (i = 0; i < 2; i++) {
+		close(ls.to_parent[i]);
+		close(ls.to_child[i]);
+	}
+	munmap(p, MAP_SIZE);
+	ksft_test_result(ok, "%s\n", row->desc);
+}
+
+static long hugetlb_free(void)
+{
+	return proc_value("/proc/meminfo", "HugePages_Free");
+}
+
+static long hugetlb_total(void)
+{
+	return proc_value("/proc/meminfo", "HugePages_Total");
+}
+
+/*
+ * A pinned private hugetlb page needs a new huge page at fork; with none
+ * free the fork fails with ENOMEM (copy_hugetlb_page_range()) instead of
+ * sharing the pinned page. With the pool back, the same fork succeeds.
+ */
+static void pinned_hugetlb_pool_empty(void)
+{
+	const char *desc = "hugetlb pinned, no free huge page: fork fails with ENOMEM";
+	size_t hps = PMD_SIZE;
+	uint8_t *p, *filler = NULL;
+	long spare;
+	int ring, err, tries;
+	pid_t pid;
+
+	p = mmap(NULL, hps, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (p == MAP_FAILED) {
+		ksft_test_result_skip("%s: no free hugetlb page\n", desc);
+		return;
+	}
+	memset(p, PATTERN, hps);
+	ring = io_uring_pin(p, hps);
+	if (ring < 0)
+		ksft_exit_fail_msg("io_uring pin: %s\n", strerror(errno));
+	/*
+	 * The rows before pinned pages with io_uring rings, which release
+	 * them from a workqueue after close(): wait until only @p is in use.
+	 */
+	for (tries = 0; hugetlb_free() != hugetlb_total() - 1 && tries < 500; tries++)
+		usleep(10000);
+	spare = hugetlb_free();
+	if (spare > 0) {
+		filler = mmap(NULL, spare * hps, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+		if (filler == MAP_FAILED)
+			ksft_exit_fail_msg("mmap %ld huge pages: %s\n", spare,
+					   strerror(errno));
+		memset(filler, 1, spare * hps);
+	}
+	if (hugetlb_free() != 0)
+		ksft_exit_fail_msg("%s: %lld huge pages still free\n", desc,
+				   (long long)hugetlb_free());
+	pid = fork_flushed();
+	err = errno;
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		wait_child(pid);
+	if (filler)
+		munmap(filler, spare * hps);
+	if (pid >= 0 || err != ENOMEM) {
+		ksft_print_msg("%s: fork %s\n", desc, pid >= 0 ? "succeeded" :
+			       strerror(err));
+		ksft_test_result_fail("%s\n", desc);
+	} else {
+		pid = fork_or_fail();
+		if (pid == 0)
+			_exit(page_pfn(p) == page_pfn(p) && p[0] == PATTERN ? 0 : 1);
+		ksft_test_result(wait_child(pid) == 0, "%s\n", desc);
+	}
+	close(ring);
+	munmap(p, hps);
+}
+
+int main(void)
+{
+	size_t i;
+
+	ksft_print_header();
+	ksft_set_plan(ARRAY_SIZE(huge_cases) + 1);
+	ksft_print_msg("fork_copy=%s\n", fork_copy_policy_name());
+	/* shmem THP only where asked for (the default is never). */
+	if (access(SHMEM_ENABLED, W_OK) == 0)
+		write_file(SHMEM_ENABLED, "advise");
+	for (i = 0; i < ARRAY_SIZE(huge_cases); i++)
+		run_row(&huge_cases[i]);
+	pinned_hugetlb_pool_empty();
+	ksft_finished();
+}
