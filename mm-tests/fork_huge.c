@@ -41,7 +41,8 @@ enum kind { THP, THP_PTE_MAPPED, THP_ZERO, SHMEM_THP, HUGETLB_SHARED,
 struct child_report {
 	unsigned long pfn;	/* of the first page, before any access */
 	size_t present;		/* pages present right after fork */
-	bool huge;		/* the first PMD still one huge mapping */
+	long long hugetlb_kb;	/* HugetlbPages, right after fork */
+	bool huge;		/* each PMD still one huge mapping */
 	long bad_page;		/* first page not as expected, -1: none */
 };
 
@@ -59,6 +60,7 @@ struct huge_case {
 	enum kind kind;
 	bool pin;		/* io_uring pins the range before fork */
 	bool read_only;		/* the parent only reads it before fork */
+	bool child_first;	/* the child writes first, the parent reads */
 };
 
 static const struct huge_case huge_cases[] = {
@@ -69,6 +71,13 @@ static const struct huge_case huge_cases[] = {
 	 * page the child maps, and the child would read PARENT_WRITE.
 	 */
 	{ .desc = "THP: one pmd copied, COW after fork", .kind = THP },
+	/*
+	 * The same, the child writing first: if copy_huge_pmd() left the
+	 * child's pmd writable, its write would land in the page the parent
+	 * maps, and the parent would read CHILD_WRITE.
+	 */
+	{ .desc = "THP: child writes first, parent keeps its bytes",
+	  .kind = THP, .child_first = true },
 	/*
 	 * A pinned THP: folio_try_dup_anon_rmap_pmd() refuses, the pmd is
 	 * split and the ptes are copied, the pinned pages early (each a new
@@ -113,6 +122,13 @@ static const struct huge_case huge_cases[] = {
 	{ .desc = "hugetlb MAP_PRIVATE written: copied, COW after fork",
 	  .kind = HUGETLB_PRIVATE },
 	/*
+	 * The child writing first: without the child's write-protect
+	 * (huge_pte_wrprotect() of the copied entry) the child's write goes
+	 * into the parent's page.
+	 */
+	{ .desc = "hugetlb MAP_PRIVATE: child writes first, parent keeps its bytes",
+	  .kind = HUGETLB_PRIVATE, .child_first = true },
+	/*
 	 * hugetlb MAP_PRIVATE, pinned: the child gets its own huge page at
 	 * fork (copy_hugetlb_page_range()'s early COW).
 	 */
@@ -139,8 +155,12 @@ static bool is_huge(const struct huge_case *row, void *p)
 		/* AnonHugePages counts PMD mappings only, of the whole vma. */
 		return check_huge_anon(p, MAP_SIZE / PMD_SIZE, PMD_SIZE);
 	case THP_ZERO:
-		/* The huge zero page is not AnonHugePages: pagemap tells. */
-		return present_pages(p, MAP_SIZE) == MAP_SIZE / page_size();
+		/*
+		 * The huge zero page is not AnonHugePages: pagemap tells, by
+		 * consecutive pfns (4 KiB zero-page ptes all map one pfn).
+		 */
+		return present_pages(p, MAP_SIZE) == MAP_SIZE / page_size() &&
+		       page_pfn(p + page_size()) == page_pfn(p) + 1;
 	case SHMEM_THP:
 		return check_huge_shmem(p, MAP_SIZE / PMD_SIZE, PMD_SIZE);
 	default:
@@ -196,12 +216,17 @@ static void child(const struct huge_case *row, uint8_t *p, uint8_t seed,
 	struct child_report r = {
 		.pfn = page_pfn(p),
 		.present = present_pages(p, MAP_SIZE),
+		.hugetlb_kb = proc_value("/proc/self/status", "HugetlbPages"),
 	};
 
 	r.huge = is_huge(row, p);
+	if (row->child_first)
+		memset(p, CHILD_WRITE, MAP_SIZE);
 	say(ls->to_parent[1]);
 	hear(ls->to_child[0]);
-	if (is_shared(row)) {
+	if (row->child_first) {
+		r.bad_page = first_other_page(p, CHILD_WRITE);
+	} else if (is_shared(row)) {
 		r.bad_page = first_other_page(p, seed);
 		memset(p, CHILD_WRITE, MAP_SIZE);
 	} else {
@@ -272,7 +297,9 @@ static void run_row(const struct huge_case *row)
 	}
 	close(fds[1]);
 	hear(ls.to_parent[0]);
-	if (!is_shared(row) && !row->read_only)
+	if (row->child_first)
+		v.bad_page = first_other_page(p, PATTERN);
+	else if (!is_shared(row) && !row->read_only)
 		memset(p, PARENT_WRITE, MAP_SIZE);
 	v.pfn_after = page_pfn(p);
 	say(ls.to_child[1]);
@@ -302,8 +329,16 @@ static void run_row(const struct huge_case *row)
 		ok = false;
 	}
 	if (v.bad_page >= 0) {
-		ksft_print_msg("%s: parent does not read the child's write at page %ld\n",
+		ksft_print_msg(row->child_first ?
+			       "%s: parent reads the child's write at page %ld (no COW)\n" :
+			       "%s: parent does not read the child's write at page %ld\n",
 			       row->desc, v.bad_page);
+		ok = false;
+	}
+	/* The child's hugetlb rss is what fork mapped for it, no more, no less. */
+	if (is_hugetlb(row) && r.hugetlb_kb != (long long)(r.present * page_size() / 1024)) {
+		ksft_print_msg("%s: child's HugetlbPages %lld kB, %zu pages present\n",
+			       row->desc, r.hugetlb_kb, r.present);
 		ok = false;
 	}
 	if (!skipped) {
@@ -376,8 +411,12 @@ static void pinned_hugetlb_pool_empty(void)
 	 * The rows before pinned pages with io_uring rings, which release
 	 * them from a workqueue after close(): wait until only @p is in use.
 	 */
-	for (tries = 0; hugetlb_free() != hugetlb_total() - 1 && tries < 500; tries++)
+	for (tries = 0; hugetlb_free() != hugetlb_total() - 1; tries++) {
+		if (tries == 500)
+			ksft_exit_fail_msg("%s: earlier rows' huge pages not back after 5 s\n",
+					   desc);
 		usleep(10000);
+	}
 	spare = hugetlb_free();
 	if (spare > 0) {
 		filler = mmap(NULL, spare * hps, PROT_READ | PROT_WRITE,
@@ -403,9 +442,12 @@ static void pinned_hugetlb_pool_empty(void)
 			       strerror(err));
 		ksft_test_result_fail("%s\n", desc);
 	} else {
+		/* The child has its own copy of the pinned page. */
+		unsigned long pfn = page_pfn(p);
+
 		pid = fork_or_fail();
 		if (pid == 0)
-			_exit(page_pfn(p) == page_pfn(p) && p[0] == PATTERN ? 0 : 1);
+			_exit(page_pfn(p) != pfn && p[0] == PATTERN ? 0 : 1);
 		ksft_test_result(wait_child(pid) == 0, "%s\n", desc);
 	}
 	close(ring);
