@@ -17,7 +17,7 @@ KUNIT_PY = $(BUILD)/src/linux/tools/testing/kunit/kunit.py
 RES = $(if $(filter x86_64,$(ARCH)),$(BUILD)/x86_64,$(BUILD))
 
 .PHONY: all deps tree test kunit mm-tests policies coverage test-tools check \
-	results repeat stress mutate help clean
+	results repeat stress mutate bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test coverage
@@ -44,6 +44,7 @@ help:
 	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
 	@echo "make mutate     every mutants/*.patch must be killed (tools/mutate)"
+	@echo "make bench      the 2005 measurements: docs/RESULTS.md, its plots (tools/bench)"
 	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
 
 deps:
@@ -103,6 +104,11 @@ results:
 # Mutation testing: each wrong kernel in mutants/ must fail a suite.
 mutate: tree
 	@tools/mutate
+
+# The thread's measurements (fork time against shm size; a kbuild per
+# policy), both targets and the host: docs/RESULTS.md and its plots.
+bench: deps
+	@tools/bench
 
 # Determinism: the same build gives the same KTAP, run after run.
 repeat:

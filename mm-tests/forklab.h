@@ -64,6 +64,18 @@ static inline const char *fork_copy_policy_name(void)
 	return names[fork_copy_policy()];
 }
 
+/* Switch /proc/sys/vm/fork_copy to @name (root), or fail the program. */
+static inline void set_fork_copy_policy(const char *name)
+{
+	FILE *f = fopen("/proc/sys/vm/fork_copy", "w");
+
+	if (!f || fputs(name, f) < 0 || fclose(f))
+		ksft_exit_fail_msg("fork_copy=%s: %s\n", name, strerror(errno));
+	if (strcmp(fork_copy_policy_name(), name))
+		ksft_exit_fail_msg("fork_copy is %s, not %s\n",
+				   fork_copy_policy_name(), name);
+}
+
 /* Does fork copy a vma that upstream skips? @shared: VM_MAYSHARE. */
 static inline bool policy_copies_skipped(bool shared)
 {

@@ -132,6 +132,25 @@ static bool same_counts(struct fork_counts a, struct fork_counts b)
 	return !memcmp(&a, &b, sizeof(a));
 }
 
+/* A SysV shm segment of @pages, attached, every page written. */
+static uint8_t *touched_segment(size_t pages)
+{
+	size_t i;
+	void *seg;
+	int id;
+
+	id = shmget(IPC_PRIVATE, pages * page_size(), IPC_CREAT | 0600);
+	if (id < 0)
+		ksft_exit_fail_msg("shmget %zu pages: %s\n", pages, strerror(errno));
+	seg = shmat(id, NULL, 0);
+	if (seg == (void *)-1)
+		ksft_exit_fail_msg("shmat: %s\n", strerror(errno));
+	shmctl(id, IPC_RMID, NULL);	/* gone with the last detach */
+	for (i = 0; i < pages; i++)
+		fill_page(seg, i);
+	return seg;
+}
+
 static void run_size(unsigned int mib, unsigned int forks)
 {
 	size_t ps = page_size(), pages = (size_t)mib * (1 << 20) / ps, i;
@@ -139,18 +158,7 @@ static void run_size(unsigned int mib, unsigned int forks)
 	bool counted = have_fork_counts(), ok = true;
 	struct fork_sample warm, s[64], base;
 	long long ns[64];
-	uint8_t *seg;
-	int id;
-
-	id = shmget(IPC_PRIVATE, pages * ps, IPC_CREAT | 0600);
-	if (id < 0)
-		ksft_exit_fail_msg("shmget %u MiB: %s\n", mib, strerror(errno));
-	seg = shmat(id, NULL, 0);
-	if (seg == (void *)-1)
-		ksft_exit_fail_msg("shmat: %s\n", strerror(errno));
-	shmctl(id, IPC_RMID, NULL);	/* gone with the last detach */
-	for (i = 0; i < pages; i++)
-		fill_page(seg, i);
+	uint8_t *seg = touched_segment(pages);
 
 	warm = fork_once(seg, pages);	/* settle the parent's own pages */
 	for (i = 0; i < forks; i++) {

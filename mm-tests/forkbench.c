@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * forkbench: Ray Fucillo's 2005 table, fork time against the size of a
+ * touched SysV shm segment, for each fork_copy= policy in one boot.
+ *
+ * forktest.c is the test of one policy; this is its benchmark form. Per
+ * size S (0 is allowed: no segment), the parent touches S MiB, then forks
+ * K times under each policy, interleaved (fork i runs the policies in an
+ * order rotated by i, so neither noise nor a warm cache favours one):
+ *
+ *   fork 0:  lazy    always  skip-shared
+ *   fork 1:  always  skip-shared  lazy
+ *   ...
+ *
+ * Each timed child exits at once, as Ray's did, so that only fork() is
+ * timed and a child reading 1 GiB does not wait K times. One more fork
+ * per policy has forktest's child, which reads every page and reports its
+ * present ptes and faults; then, after shmdt(), a baseline fork per policy
+ * gives the segment's share of the fork_* counters. Checked, per size and
+ * policy (a KTAP result each): the child read the parent's bytes, the ptes
+ * copied for the segment are S * 256 under always and 0 under lazy and
+ * skip-shared, and every timed fork moved the counters alike. One line per
+ * size and policy carries the figures for tools/bench-fork:
+ *
+ *   # bench: mib=S policy=P forks=K pages=N ptes=.. skips=.. forced=..
+ *            present=.. faults=.. us=T1,T2,...
+ *
+ * Usage: forkbench [-k FORKS] [-p POLICY,...] SIZE_MIB...
+ *        (default: -k 11 -p lazy,always,skip-shared)
+ */
+#define main forktest_main
+#include "forktest.c"
+#undef main
+
+#define MAX_FORKS	64
+#define MAX_POLICIES	3
+
+struct policy_figures {
+	const char *name;
+	long long ns[MAX_FORKS];
+	struct fork_counts counts[MAX_FORKS];
+	struct fork_sample reader;	/* forktest's child, which reads */
+	struct fork_sample base;	/* after shmdt() */
+	bool copied;			/* does it copy a shared vma? */
+};
+
+/* One fork whose child exits at once: its time and counter moves. */
+static long long timed_fork(struct fork_counts *counts)
+{
+	struct fork_counts before = read_fork_counts();
+	long long t0, ns;
+	pid_t pid;
+
+	t0 = now_ns();
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (pid == 0)
+		_exit(0);
+	ns = now_ns() - t0;
+	if (wait_child(pid))
+		ksft_exit_fail_msg("child failed\n");
+	*counts = fork_counts_delta(before, read_fork_counts());
+	return ns;
+}
+
+static bool check_policy(struct policy_figures *p, unsigned int mib,
+			 unsigned int forks, size_t pages)
+{
+	long long ptes = p->counts[0].pte_copy - p->base.counts.pte_copy;
+	long long skips = p->counts[0].vma_skip - p->base.counts.vma_skip;
+	long long forced = p->counts[0].vma_copy_policy -
+			   p->base.counts.vma_copy_policy;
+	struct child_report *c = &p->reader.child;
+	bool always = !strcmp(p->name, "always"), ok = true;
+	size_t want = p->copied ? pages : 0;
+	unsigned int i;
+
+	for (i = 0; i < forks; i++)
+		if (!same_counts(p->counts[i], p->counts[0])) {
+			ksft_print_msg("%u MiB %s: fork %u moved the counters unlike fork 0\n",
+				       mib, p->name, i);
+			ok = false;
+		}
+	if (!same_counts(p->reader.counts, p->counts[0])) {
+		ksft_print_msg("%u MiB %s: the reading child's fork moved the counters unlike the timed ones\n",
+			       mib, p->name);
+		ok = false;
+	}
+	if (c->bad_pages) {
+		ksft_print_msg("%u MiB %s: child read %zu pages without the parent's bytes\n",
+			       mib, p->name, c->bad_pages);
+		ok = false;
+	}
+	if (c->present != want || !faults_as_expected(c->faults, c->present, pages)) {
+		ksft_print_msg("%u MiB %s: child had %zu of %zu ptes present (want %zu), took %ld faults to read them\n",
+			       mib, p->name, c->present, pages, want, c->faults);
+		ok = false;
+	}
+	if (ptes != (long long)want || skips != (pages && !p->copied) ||
+	    forced != (pages && always)) {
+		ksft_print_msg("%u MiB %s: the segment's share: %lld ptes copied, %lld vmas skipped, %lld forced; want %zu, %d, %d\n",
+			       mib, p->name, ptes, skips, forced, want,
+			       pages && !p->copied, pages && always);
+		ok = false;
+	}
+	printf("# bench: mib=%u policy=%s forks=%u pages=%zu ptes=%lld skips=%lld forced=%lld present=%zu faults=%ld us=",
+	       mib, p->name, forks, pages, ptes, skips, forced, c->present,
+	       c->faults);
+	for (i = 0; i < forks; i++)
+		printf("%s%.1f", i ? "," : "", p->ns[i] / 1000.0);
+	printf("\n");
+	return ok;
+}
+
+static void bench_size(unsigned int mib, unsigned int forks,
+		       struct policy_figures *pol, unsigned int npol)
+{
+	size_t ps = page_size(), pages = (size_t)mib * (1 << 20) / ps, i;
+	struct fork_counts discard;
+	uint8_t *seg = pages ? touched_segment(pages) : NULL;
+	unsigned int j;
+
+	for (j = 0; j < npol; j++) {	/* settle the parent's own pages */
+		set_fork_copy_policy(pol[j].name);
+		pol[j].copied = policy_copies_skipped(true);
+		timed_fork(&discard);
+	}
+	for (i = 0; i < forks; i++)
+		for (j = 0; j < npol; j++) {
+			struct policy_figures *p = &pol[(i + j) % npol];
+
+			set_fork_copy_policy(p->name);
+			p->ns[i] = timed_fork(&p->counts[i]);
+		}
+	for (j = 0; j < npol; j++) {
+		set_fork_copy_policy(pol[j].name);
+		pol[j].reader = fork_once(seg, pages);
+	}
+	if (seg)
+		shmdt(seg);
+	for (j = 0; j < npol; j++) {
+		set_fork_copy_policy(pol[j].name);
+		pol[j].base = fork_once(NULL, 0);
+	}
+	for (j = 0; j < npol; j++)
+		ksft_test_result(check_policy(&pol[j], mib, forks, pages),
+				 "%u MiB SysV shm, fork_copy=%s, %u forks\n",
+				 mib, pol[j].name, forks);
+}
+
+int main(int argc, char **argv)
+{
+	struct policy_figures pol[MAX_POLICIES] = {};
+	char all[] = "lazy,always,skip-shared";	/* strtok_r() writes */
+	char *list = all, *name, *save = NULL;
+	unsigned int sizes[32], nsizes = 0, npol = 0, forks = 11, i;
+	char start[32];
+	int opt;
+
+	while ((opt = getopt(argc, argv, "k:p:")) != -1) {
+		if (opt == 'p') {
+			list = optarg;
+			continue;
+		}
+		if (opt != 'k' || atoi(optarg) < 1 || atoi(optarg) > MAX_FORKS) {
+			fprintf(stderr, "usage: forkbench [-k FORKS (1..%d)] [-p POLICY,...] SIZE_MIB...\n",
+				MAX_FORKS);
+			return KSFT_FAIL;
+		}
+		forks = atoi(optarg);
+	}
+	for (name = strtok_r(list, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		if (npol == MAX_POLICIES) {
+			fprintf(stderr, "forkbench: at most %d policies\n", MAX_POLICIES);
+			return KSFT_FAIL;
+		}
+		pol[npol++].name = name;
+	}
+	for (; optind < argc && nsizes < 32; optind++) {
+		char *end;
+		long mib = strtol(argv[optind], &end, 10);
+
+		if (*end || end == argv[optind] || mib < 0 || mib > 65536) {
+			fprintf(stderr, "forkbench: size '%s' is not a MiB count\n",
+				argv[optind]);
+			return KSFT_FAIL;
+		}
+		sizes[nsizes++] = mib;
+	}
+	if (!nsizes || !npol) {
+		fprintf(stderr, "forkbench: no sizes or no policies given\n");
+		return KSFT_FAIL;
+	}
+
+	ksft_print_header();
+	if (!have_fork_counts())
+		ksft_exit_fail_msg("no fork_* counters in /proc/vmstat\n");
+	ksft_set_plan(nsizes * npol);
+	snprintf(start, sizeof(start), "%s", fork_copy_policy_name());
+	for (i = 0; i < nsizes; i++)
+		bench_size(sizes[i], forks, pol, npol);
+	set_fork_copy_policy(start);
+	ksft_finished();
+}
