@@ -5,18 +5,20 @@
  *
  * forktest.c is the test of one policy; this is its benchmark form. Per
  * size S (0 is allowed: no segment), the parent touches S MiB, then forks
- * K times under each policy, interleaved (fork i runs the policies in an
- * order rotated by i, so neither noise nor a warm cache favours one):
+ * K times under each policy, interleaved (fork i runs the policies in the
+ * i-th of their six orders, so neither noise nor a warm cache favours one):
  *
- *   fork 0:  lazy    always  skip-shared
- *   fork 1:  always  skip-shared  lazy
+ *   fork 0:  lazy         always       skip-shared
+ *   fork 1:  always       skip-shared  lazy
  *   ...
+ *   fork 5:  always       lazy         skip-shared
  *
- * Each timed child exits at once, as Ray's did, so that only fork() is
- * timed and a child reading 1 GiB does not wait K times. One more fork
- * per policy has forktest's child, which reads every page and reports its
- * present ptes and faults; then, after shmdt(), a baseline fork per policy
- * gives the segment's share of the fork_* counters. Checked, per size and
+ * Each timed child exits once the parent has read the clock, so that only
+ * fork() is timed and a child reading 1 GiB does not wait K times. One
+ * more fork per policy has forktest's child, which reads every page and
+ * reports its present ptes and faults; then, after shmdt(), a baseline
+ * timed fork per policy gives the segment's share of the fork_* counters
+ * (timed fork 0's minus the baseline's). Checked, per size and
  * policy (a KTAP result each): the child read the parent's bytes, the ptes
  * copied for the segment are S * 256 under always and 0 under lazy and
  * skip-shared, and every timed fork moved the counters alike. One line per
@@ -40,37 +42,60 @@ struct policy_figures {
 	long long ns[MAX_FORKS];
 	struct fork_counts counts[MAX_FORKS];
 	struct fork_sample reader;	/* forktest's child, which reads */
-	struct fork_sample base;	/* after shmdt() */
+	struct fork_counts base;	/* a timed fork after shmdt() */
 	bool copied;			/* does it copy a shared vma? */
 };
 
-/* One fork whose child exits at once: its time and counter moves. */
+/*
+ * One fork whose child exits as soon as the parent has read the clock: its
+ * time and counter moves. The child waits on a pipe, so that on one CPU
+ * its exit (under always: freeing the copied page tables) can never run
+ * inside the parent's timed interval.
+ */
 static long long timed_fork(struct fork_counts *counts)
 {
 	struct fork_counts before = read_fork_counts();
 	long long t0, ns;
+	int go[2];
 	pid_t pid;
+	char c;
 
+	if (pipe(go))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
 	t0 = now_ns();
 	pid = fork();
 	if (pid < 0)
 		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-	if (pid == 0)
-		_exit(0);
+	if (pid == 0) {
+		close(go[1]);
+		_exit(read(go[0], &c, 1) == 0 ? 0 : 1);
+	}
 	ns = now_ns() - t0;
+	close(go[0]);
+	close(go[1]);
 	if (wait_child(pid))
 		ksft_exit_fail_msg("child failed\n");
 	*counts = fork_counts_delta(before, read_fork_counts());
 	return ns;
 }
 
+/*
+ * The order of the policies in fork i: all six orders of three in turn,
+ * so that each policy comes first, and after each other one, equally often
+ * (a fixed rotation would always put skip-shared after always).
+ */
+static const unsigned char policy_orders[6][MAX_POLICIES] = {
+	{ 0, 1, 2 }, { 1, 2, 0 }, { 2, 0, 1 },
+	{ 0, 2, 1 }, { 2, 1, 0 }, { 1, 0, 2 },
+};
+
 static bool check_policy(struct policy_figures *p, unsigned int mib,
 			 unsigned int forks, size_t pages)
 {
-	long long ptes = p->counts[0].pte_copy - p->base.counts.pte_copy;
-	long long skips = p->counts[0].vma_skip - p->base.counts.vma_skip;
+	long long ptes = p->counts[0].pte_copy - p->base.pte_copy;
+	long long skips = p->counts[0].vma_skip - p->base.vma_skip;
 	long long forced = p->counts[0].vma_copy_policy -
-			   p->base.counts.vma_copy_policy;
+			   p->base.vma_copy_policy;
 	struct child_report *c = &p->reader.child;
 	bool always = !strcmp(p->name, "always"), ok = true;
 	size_t want = p->copied ? pages : 0;
@@ -127,11 +152,13 @@ static void bench_size(unsigned int mib, unsigned int forks,
 		timed_fork(&discard);
 	}
 	for (i = 0; i < forks; i++)
-		for (j = 0; j < npol; j++) {
-			struct policy_figures *p = &pol[(i + j) % npol];
+		for (j = 0; j < MAX_POLICIES; j++) {
+			unsigned int k = policy_orders[i % 6][j];
 
-			set_fork_copy_policy(p->name);
-			p->ns[i] = timed_fork(&p->counts[i]);
+			if (k >= npol)	/* fewer policies: the same orders */
+				continue;
+			set_fork_copy_policy(pol[k].name);
+			pol[k].ns[i] = timed_fork(&pol[k].counts[i]);
 		}
 	for (j = 0; j < npol; j++) {
 		set_fork_copy_policy(pol[j].name);
@@ -141,12 +168,23 @@ static void bench_size(unsigned int mib, unsigned int forks,
 		shmdt(seg);
 	for (j = 0; j < npol; j++) {
 		set_fork_copy_policy(pol[j].name);
-		pol[j].base = fork_once(NULL, 0);
+		timed_fork(&pol[j].base);
 	}
 	for (j = 0; j < npol; j++)
 		ksft_test_result(check_policy(&pol[j], mib, forks, pages),
 				 "%u MiB SysV shm, fork_copy=%s, %u forks\n",
 				 mib, pol[j].name, forks);
+}
+
+/* Is @s a whole number in [@lo, @hi], and nothing else? */
+static bool whole_in(const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return !errno && end != s && !*end && v >= lo && v <= hi;
 }
 
 int main(int argc, char **argv)
@@ -163,12 +201,12 @@ int main(int argc, char **argv)
 			list = optarg;
 			continue;
 		}
-		if (opt != 'k' || atoi(optarg) < 1 || atoi(optarg) > MAX_FORKS) {
+		if (opt != 'k' || !whole_in(optarg, 1, MAX_FORKS)) {
 			fprintf(stderr, "usage: forkbench [-k FORKS (1..%d)] [-p POLICY,...] SIZE_MIB...\n",
 				MAX_FORKS);
 			return KSFT_FAIL;
 		}
-		forks = atoi(optarg);
+		forks = strtol(optarg, NULL, 10);
 	}
 	for (name = strtok_r(list, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
@@ -176,18 +214,24 @@ int main(int argc, char **argv)
 			fprintf(stderr, "forkbench: at most %d policies\n", MAX_POLICIES);
 			return KSFT_FAIL;
 		}
+		if (strcmp(name, "lazy") && strcmp(name, "always") &&
+		    strcmp(name, "skip-shared")) {
+			fprintf(stderr, "forkbench: unknown policy '%s'\n", name);
+			return KSFT_FAIL;
+		}
 		pol[npol++].name = name;
 	}
-	for (; optind < argc && nsizes < 32; optind++) {
-		char *end;
-		long mib = strtol(argv[optind], &end, 10);
-
-		if (*end || end == argv[optind] || mib < 0 || mib > 65536) {
+	if (argc - optind > 32) {
+		fprintf(stderr, "forkbench: at most 32 sizes\n");
+		return KSFT_FAIL;
+	}
+	for (; optind < argc; optind++) {
+		if (!whole_in(argv[optind], 0, 65536)) {
 			fprintf(stderr, "forkbench: size '%s' is not a MiB count\n",
 				argv[optind]);
 			return KSFT_FAIL;
 		}
-		sizes[nsizes++] = mib;
+		sizes[nsizes++] = strtol(argv[optind], NULL, 10);
 	}
 	if (!nsizes || !npol) {
 		fprintf(stderr, "forkbench: no sizes or no policies given\n");

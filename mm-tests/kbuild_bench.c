@@ -12,10 +12,12 @@
  *   guest /            the run's hostfs root (this program, its init)
  *   guest /host        the host's /, hostfs, read-only: its compiler, make,
  *                      shell and the prepared kernel tree
- *   guest /host/tmp    a tmpfs: the build's output (O=), empty each run
+ *   guest /host/dev    devtmpfs, and in it /dev/shm, a tmpfs: the build's
+ *                      output (O=) and TMPDIR. Not a tmpfs on /tmp: that
+ *                      would hide a checkout under the host's /tmp.
  *
- * The command runs chrooted in /host, under sh -c, from /tmp, and builds
- * in /tmp/build, which is removed (unmeasured) before each run. Per run,
+ * The command runs chrooted in /host, under sh -c, from /dev/shm, and
+ * builds in /dev/shm/build, removed (unmeasured) before each run. Per run,
  * one line:
  *
  *   bench: kbuild run=R policy=P status=S elapsed_ms=.. user_ms=..
@@ -37,8 +39,8 @@
 
 #include "forklab.h"
 
-/* The command builds in /tmp/build; each run starts without it. */
-#define CLEAN_BUILD	"rm -rf /tmp/build"
+/* The command builds in /dev/shm/build; each run starts without it. */
+#define CLEAN_BUILD	"rm -rf /dev/shm/build"
 
 static const char *const default_policies[] = { "always", "skip-shared", "lazy" };
 
@@ -88,11 +90,12 @@ static struct run_figures run_command(const char *cmd)
 	if (pid < 0)
 		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
 	if (pid == 0) {
-		if (chroot("/host") || chdir("/tmp"))
+		if (chroot("/host") || chdir("/dev/shm"))
 			_exit(126);
 		execle("/bin/sh", "sh", "-c", cmd, (char *)NULL,
 		       (char *const[]){ "PATH=/usr/local/bin:/usr/bin:/bin",
-					"HOME=/tmp", "LC_ALL=C", NULL });
+					"HOME=/dev/shm", "TMPDIR=/dev/shm",
+					"LC_ALL=C", NULL });
 		fprintf(stderr, "kbuild_bench: exec /bin/sh: %s\n", strerror(errno));
 		_exit(127);
 	}
@@ -145,9 +148,9 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("no fork_* counters in /proc/vmstat\n");
 
 	must_mount("/", "/host", "hostfs", MS_RDONLY, "/");
-	must_mount("tmpfs", "/host/tmp", "tmpfs", 0, "size=75%");
 	must_mount("proc", "/host/proc", "proc", 0, NULL);
 	must_mount("devtmpfs", "/host/dev", "devtmpfs", 0, NULL);
+	must_mount("tmpfs", "/host/dev/shm", "tmpfs", 0, "size=75%");
 
 	/* Each round starts one policy later: none is always first. */
 	for (r = 1; r <= runs; r++) {
