@@ -6,8 +6,9 @@
  * (copy every vma's ptes), "nocopy shared" (skip shared vmas) and "nocopy
  * all" (today's rule), and found the time equal within noise and ~2.5%
  * more minor faults for "nocopy all". fork_copy= always, skip-shared and
- * lazy are those three variants, switchable at run time, so one boot runs
- * them all, interleaved: run 1 of each policy, then run 2 of each, ...
+ * lazy are those three variants, switchable at run time: this runs a
+ * build once under each policy it is given, in that order (the rounds and
+ * their order are tools/bench-kbuild's, one boot per build).
  *
  *   guest /            the run's hostfs root (this program, its init)
  *   guest /host        the host's /, hostfs, read-only: its compiler, make,
@@ -20,7 +21,7 @@
  * builds in /dev/shm/build, removed (unmeasured) before each run. Per run,
  * one line:
  *
- *   bench: kbuild run=R policy=P status=S elapsed_ms=.. user_ms=..
+ *   bench: kbuild policy=P status=S elapsed_ms=.. user_ms=..
  *          sys_ms=.. minflt=.. pgfault=.. forks=.. pte_copy=..
  *          vma_skip=.. vma_copy_policy=.. vma_copy_anon_vma=..
  *
@@ -28,8 +29,7 @@
  * waited for); pgfault: /proc/vmstat's over the run (every fault in the
  * guest); forks: /proc/stat's processes; the rest: the fork_* counters.
  *
- * Usage: kbuild_bench [-r RUNS] COMMAND [POLICY...]
- *        (default: -r 3, always skip-shared lazy)
+ * Usage: kbuild_bench COMMAND POLICY...
  */
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -42,7 +42,6 @@
 /* The command builds in /dev/shm/build; each run starts without it. */
 #define CLEAN_BUILD	"rm -rf /dev/shm/build"
 
-static const char *const default_policies[] = { "always", "skip-shared", "lazy" };
 
 struct run_figures {
 	long long elapsed_ms, user_ms, sys_ms, minflt, pgfault, forks;
@@ -112,10 +111,10 @@ static struct run_figures run_command(const char *cmd)
 	return f;
 }
 
-static void print_run(int run, const char *policy, struct run_figures f)
+static void print_run(const char *policy, struct run_figures f)
 {
-	printf("bench: kbuild run=%d policy=%s status=%d elapsed_ms=%lld user_ms=%lld sys_ms=%lld minflt=%lld pgfault=%lld forks=%lld pte_copy=%lld vma_skip=%lld vma_copy_policy=%lld vma_copy_anon_vma=%lld\n",
-	       run, policy, f.status, f.elapsed_ms, f.user_ms, f.sys_ms,
+	printf("bench: kbuild policy=%s status=%d elapsed_ms=%lld user_ms=%lld sys_ms=%lld minflt=%lld pgfault=%lld forks=%lld pte_copy=%lld vma_skip=%lld vma_copy_policy=%lld vma_copy_anon_vma=%lld\n",
+	       policy, f.status, f.elapsed_ms, f.user_ms, f.sys_ms,
 	       f.minflt, f.pgfault, f.forks, f.counts.pte_copy,
 	       f.counts.vma_skip, f.counts.vma_copy_policy,
 	       f.counts.vma_copy_anon_vma);
@@ -124,25 +123,11 @@ static void print_run(int run, const char *policy, struct run_figures f)
 
 int main(int argc, char **argv)
 {
-	const char *const *policies = default_policies;
-	int runs = 3, npolicies = 3, opt, r, p, failed = 0;
-	const char *cmd;
+	int p, failed = 0;
 
-	while ((opt = getopt(argc, argv, "r:")) != -1) {
-		if (opt != 'r' || atoi(optarg) < 1 || atoi(optarg) > 20) {
-			fprintf(stderr, "usage: kbuild_bench [-r RUNS (1..20)] COMMAND [POLICY...]\n");
-			return 2;
-		}
-		runs = atoi(optarg);
-	}
-	if (optind >= argc) {
-		fprintf(stderr, "kbuild_bench: no command given\n");
+	if (argc < 3) {
+		fprintf(stderr, "usage: kbuild_bench COMMAND POLICY...\n");
 		return 2;
-	}
-	cmd = argv[optind++];
-	if (optind < argc) {
-		policies = (const char *const *)argv + optind;
-		npolicies = argc - optind;
 	}
 	if (!have_fork_counts())
 		ksft_exit_fail_msg("no fork_* counters in /proc/vmstat\n");
@@ -152,18 +137,14 @@ int main(int argc, char **argv)
 	must_mount("devtmpfs", "/host/dev", "devtmpfs", 0, NULL);
 	must_mount("tmpfs", "/host/dev/shm", "tmpfs", 0, "size=75%");
 
-	/* Each round starts one policy later: none is always first. */
-	for (r = 1; r <= runs; r++) {
-		for (p = 0; p < npolicies; p++) {
-			const char *policy = policies[(p + r - 1) % npolicies];
-			struct run_figures f;
+	for (p = 2; p < argc; p++) {
+		struct run_figures f;
 
-			run_command(CLEAN_BUILD);
-			set_fork_copy_policy(policy);
-			f = run_command(cmd);
-			print_run(r, policy, f);
-			failed |= f.status != 0;
-		}
+		run_command(CLEAN_BUILD);
+		set_fork_copy_policy(argv[p]);
+		f = run_command(argv[1]);
+		print_run(argv[p], f);
+		failed |= f.status != 0;
 	}
 	set_fork_copy_policy("lazy");
 	return failed;
