@@ -90,17 +90,23 @@ static void kmemleak(const char *cmd)
 static void report_taint(void)
 {
 	char taint[32] = "unknown\n", line[64];
-	int fd, len;
+	int fd, len, settle_ms;
 
 	kill(-1, SIGKILL);
 	while (wait(NULL) > 0 || errno == EINTR)
 		;
 	/*
 	 * An mm can outlive its processes: an io_uring ring holds one and
-	 * drops it from a workqueue after the ring's file is closed. Give
-	 * such work a second, so that its check_mm() prints before the end.
+	 * drops it from a workqueue after the ring's file is closed. Such
+	 * work gets a second, so that its check_mm() prints before the end:
+	 * mm-tests/run.list puts forklab_settle_ms=1000 on the command line
+	 * of each program that uses io_uring, and the kernel hands an
+	 * unknown parameter to init as an environment variable. Other
+	 * programs' mms are dropped when their tasks are reaped; 100 ms is
+	 * for anything the idle kernel still has queued.
 	 */
-	sleep(1);
+	settle_ms = getenv("forklab_settle_ms") ? atoi(getenv("forklab_settle_ms")) : 100;
+	usleep((settle_ms > 0 && settle_ms < 10000 ? settle_ms : 100) * 1000);
 	/*
 	 * A kmemleak kernel (make check SANITIZE=1): kmemleak reports an
 	 * object only once it is older than 5 s and was seen unchanged by two
