@@ -53,10 +53,16 @@ deps:
 tree: deps
 	@tools/prepare-tree
 
-# Both suites run even if the first fails: CI counts every result.
+# Build, then both suites at once: the KUnit boot (its output in
+# RES/kunit-run.log, printed after the user-space suite's) beside the
+# user-space suite's boots. Both run even if one fails: CI counts every
+# result. A kernel that does not build runs neither.
+SUITES = tools/run-kunit --no-build > $(RES)/kunit-run.log 2>&1 & kunit=$$!; \
+	tools/run-mm-tests || status=1; \
+	wait $$kunit || status=1; cat $(RES)/kunit-run.log
 test: tree
-	@status=0; tools/run-kunit || status=1; \
-	tools/run-mm-tests || status=1; exit $$status
+	@tools/run-kunit --build-only || exit 1; \
+	status=0; mkdir -p $(RES); $(SUITES); exit $$status
 
 kunit: tree
 	@tools/run-kunit
@@ -93,16 +99,24 @@ check: deps tree test
 	@python3 $(KUNIT_PY) parse $(BUILD)/sanitize/kunit.ktap | tail -n 1
 	@python3 $(KUNIT_PY) parse $(BUILD)/sanitize/mm-tests/results.ktap | tail -n 1
 else
-# The tools' tests that need no kernel run while it builds (tests/run
-# --part early, output in build/tests/early.log); those that boot it run
-# after coverage, and print the KTAP of all.
+# While the kernel builds: the user-space programs (their own O=) and the
+# tools' tests that need no kernel (tests/run --part early; output in
+# build/tests/early.log). After the suites, coverage (lcov, one CPU) runs
+# beside the tools' tests that boot the kernel (tests/run --part late,
+# which prints the KTAP of all); their boots write no .gcda file there.
 check: deps tree
 	@status=0; mkdir -p $(BUILD)/tests; \
+	$(MAKE) -s -C mm-tests KSRC=$(BUILD)/src/linux O=$(BUILD)/mm-tests \
+		> $(BUILD)/tests/mm-tests-build.log 2>&1 & programs=$$!; \
 	tests/run --part early > $(BUILD)/tests/early.log 2>&1 & early=$$!; \
-	$(MAKE) --no-print-directory test || status=1; \
-	$(MAKE) --no-print-directory coverage || status=1; \
+	tools/run-kunit --build-only || status=1; \
+	wait $$programs; \
+	if [ $$status = 0 ]; then $(SUITES); fi; \
+	$(MAKE) --no-print-directory coverage > $(BUILD)/tests/coverage.log 2>&1 & coverage=$$!; \
 	wait $$early || status=1; \
 	tests/run --part late || status=1; \
+	wait $$coverage || status=1; \
+	cat $(BUILD)/tests/coverage.log; \
 	python3 $(KUNIT_PY) parse $(BUILD)/kunit.ktap | tail -n 1; \
 	python3 $(KUNIT_PY) parse $(BUILD)/mm-tests/results.ktap | tail -n 1; \
 	exit $$status
