@@ -99,18 +99,15 @@ check: deps tree test
 	@python3 $(KUNIT_PY) parse $(BUILD)/sanitize/kunit.ktap | tail -n 1
 	@python3 $(KUNIT_PY) parse $(BUILD)/sanitize/mm-tests/results.ktap | tail -n 1
 else
-# While the kernel builds: the user-space programs (their own O=) and the
-# tools' tests that need no kernel (tests/run --part early; output in
-# build/tests/early.log). After the suites, coverage (lcov, one CPU) runs
-# beside the tools' tests that boot the kernel (tests/run --part late,
-# which prints the KTAP of all); their boots write no .gcda file there.
+# While the kernel builds: the tools' tests that need no kernel (tests/run
+# --part early; output in build/tests/early.log). After the suites,
+# coverage (lcov, one CPU) runs beside the tools' tests that boot the
+# kernel (tests/run --part late, which prints the KTAP of all); their
+# boots write no .gcda file there.
 check: deps tree
 	@status=0; mkdir -p $(BUILD)/tests; \
-	$(MAKE) -s -C mm-tests KSRC=$(BUILD)/src/linux O=$(BUILD)/mm-tests \
-		> $(BUILD)/tests/mm-tests-build.log 2>&1 & programs=$$!; \
 	tests/run --part early > $(BUILD)/tests/early.log 2>&1 & early=$$!; \
 	tools/run-kunit --build-only || status=1; \
-	wait $$programs; \
 	if [ $$status = 0 ]; then $(SUITES); fi; \
 	$(MAKE) --no-print-directory coverage > $(BUILD)/tests/coverage.log 2>&1 & coverage=$$!; \
 	wait $$early || status=1; \

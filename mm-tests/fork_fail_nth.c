@@ -472,16 +472,19 @@ static void page_out_again(void)
 	for (i = 0; i < NR_MAPPINGS; i++) {
 		if (maps[i].advice != MADV_PAGEOUT)
 			continue;
-		/* a page still under writeback from the last time is skipped */
-		for (tries = 0; tries < 50; tries++) {
+		/*
+		 * A page still under writeback from the last time is skipped:
+		 * ask again every 2 ms (the write takes a few), for at most 1 s.
+		 */
+		for (tries = 0; tries < 500; tries++) {
 			if (madvise(maps[i].addr, MAPPING_SIZE, MADV_PAGEOUT))
 				ksft_exit_fail_msg("madvise(MADV_PAGEOUT): %s\n",
 						   strerror(errno));
 			if (swapped_pages(maps[i].addr, MAPPING_SIZE) == MAPPING_PAGES)
 				break;
-			usleep(20000);
+			usleep(2000);
 		}
-		if (tries == 50)
+		if (tries == 500)
 			ksft_exit_fail_msg("%s: not all in swap again\n", maps[i].desc);
 	}
 }

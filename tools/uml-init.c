@@ -97,9 +97,10 @@ static void report_taint(void)
 		;
 	/*
 	 * An mm can outlive its processes: an io_uring ring holds one and
-	 * drops it from a workqueue after the ring's file is closed. Such
-	 * work gets a second, so that its check_mm() prints before the end:
-	 * mm-tests/run.list puts forklab_settle_ms=1000 on the command line
+	 * drops it from a workqueue after the ring's file is closed (an RCU
+	 * grace period or two: tens of ms). Such work gets half a second, so
+	 * that its check_mm() prints before the end:
+	 * mm-tests/run.list puts forklab_settle_ms=500 on the command line
 	 * of each program that uses io_uring, and the kernel hands an
 	 * unknown parameter to init as an environment variable. Other
 	 * programs' mms are dropped when their tasks are reaped; 100 ms is
