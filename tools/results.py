@@ -49,7 +49,7 @@ def listing(names):
 
 SECTION = re.compile(r'^\[([A-Za-z0-9_.-]+)\]$')
 SKIP = re.compile(r'^(.*?)\s+#\s*SKIP\s+(\S.*)$')
-REGISTRATION = re.compile(r'^t ([A-Za-z_][A-Za-z0-9_]*)\s*$', re.M)
+REGISTRATION = re.compile(r'^tk? ([A-Za-z_][A-Za-z0-9_]*)\s*$', re.M)
 
 
 class Expected:
