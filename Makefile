@@ -28,13 +28,13 @@ help:
 	@echo "make            deps, tree, test, coverage; print where the report is"
 	@echo "                ARCH=x86_64 (any target below): the x86_64 kernel under"
 	@echo "                QEMU, results in build/x86_64 (default ARCH=um: UML)"
-	@echo "make deps       apt-get install what is missing (tools/deps)"
-	@echo "make tree       unpack, patch and wire build/src/linux (tools/prepare-tree)"
+	@echo "make deps       apt-get install what is missing (tools/setup/deps)"
+	@echo "make tree       unpack, patch and wire build/src/linux (tools/setup/prepare-tree)"
 	@echo "                KERNEL_SRC=/path/to/linux uses your tree, never writing to it"
 	@echo "make test       kunit, then mm-tests"
-	@echo "make kunit      build ARCH and run the KUnit suites (tools/run-kunit)"
-	@echo "make mm-tests   mm-tests/ and selftests/mm/cow.c in the guest (tools/run-mm-tests)"
-	@echo "make policies   both again under each fork_copy= policy (tools/run-policies)"
+	@echo "make kunit      build ARCH and run the KUnit suites (tools/run/kunit)"
+	@echo "make mm-tests   mm-tests/ and selftests/mm/cow.c in the guest (tools/run/mm-tests)"
+	@echo "make policies   both again under each fork_copy= policy (tools/run/policies)"
 	@echo "                POLICIES=\"always skip-shared\" picks some"
 	@echo "make coverage   lcov + genhtml into build/coverage/html, then the gate"
 	@echo "make test-tools the tools' own tests (tests/run)"
@@ -43,39 +43,39 @@ help:
 	@echo "make results    'N passed, N failed, N skipped' over every suite"
 	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
-	@echo "make mutate     every mutants/*.patch must be killed (tools/mutate)"
-	@echo "make bench      the 2005 measurements: docs/RESULTS.md, its plots (tools/bench)"
+	@echo "make mutate     every mutants/*.patch must be killed (tools/run/mutants)"
+	@echo "make bench      the 2005 measurements: docs/RESULTS.md, its plots (tools/bench/all)"
 	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
 
 deps:
-	@tools/deps
+	@tools/setup/deps
 
 tree: deps
-	@tools/prepare-tree
+	@tools/setup/prepare-tree
 
 # Build, then both suites at once: the KUnit boot (its output in
 # RES/kunit-run.log, printed after the user-space suite's) beside the
 # user-space suite's boots. Both run even if one fails: CI counts every
 # result. A kernel that does not build runs neither.
-SUITES = tools/run-kunit --no-build > $(RES)/kunit-run.log 2>&1 & kunit=$$!; \
-	tools/run-mm-tests || status=1; \
+SUITES = tools/run/kunit --no-build > $(RES)/kunit-run.log 2>&1 & kunit=$$!; \
+	tools/run/mm-tests || status=1; \
 	wait $$kunit || status=1; cat $(RES)/kunit-run.log
 test: tree
-	@tools/run-kunit --build-only || exit 1; \
+	@tools/run/kunit --build-only || exit 1; \
 	status=0; mkdir -p $(RES); $(SUITES); exit $$status
 
 kunit: tree
-	@tools/run-kunit
+	@tools/run/kunit
 
 mm-tests: tree
-	@tools/run-mm-tests
+	@tools/run/mm-tests
 
 policies: tree
-	@tools/run-policies $(POLICIES)
+	@tools/run/policies $(POLICIES)
 
 # Coverage of the last 'make test' run; the gate fails on an unmet spec line.
 coverage:
-	@tools/coverage
+	@tools/judge/coverage
 
 test-tools: tree
 	@tests/run
@@ -83,7 +83,7 @@ test-tools: tree
 # README's test command. The tools' tests come after coverage: some boot
 # UML (a hang among them), and coverage is that of the suites. The KUnit
 # and mm-tests summaries are printed again last, by 'kunit.py parse' (of
-# the KTAP in which tools/console-scan failed the tests the kernel
+# the KTAP in which tools/judge/console-scan failed the tests the kernel
 # complained in).
 # SANITIZE=1: both suites on the sanitizer build (configs/sanitize.config,
 # build/uml-sanitize), results in build/sanitize; no coverage there.
@@ -107,7 +107,7 @@ else
 check: deps tree
 	@status=0; mkdir -p $(BUILD)/tests; \
 	tests/run --part early > $(BUILD)/tests/early.log 2>&1 & early=$$!; \
-	tools/run-kunit --build-only || status=1; \
+	tools/run/kunit --build-only || status=1; \
 	if [ $$status = 0 ]; then $(SUITES); fi; \
 	$(MAKE) --no-print-directory coverage > $(BUILD)/tests/coverage.log 2>&1 & coverage=$$!; \
 	wait $$early || status=1; \
@@ -120,24 +120,24 @@ check: deps tree
 endif
 
 results:
-	@tools/results
+	@tools/judge/results
 
 # Mutation testing: each wrong kernel in mutants/ must fail a suite.
 mutate: tree
-	@tools/mutate
+	@tools/run/mutants
 
 # The thread's measurements (fork time against shm size; a kbuild per
 # policy), both targets and the host: docs/RESULTS.md and its plots.
 bench: deps
-	@tools/bench
+	@tools/bench/all
 
 # Determinism: the same build gives the same KTAP, run after run.
 repeat:
-	@tools/repeat-kunit $(or $(N),20)
+	@tools/run/repeat $(or $(N),20)
 
-# Both suites, N times each (tools/stress).
+# Both suites, N times each (tools/run/stress).
 stress:
-	@tools/stress $(or $(N),5)
+	@tools/run/stress $(or $(N),5)
 
 clean:
 	rm -rf $(BUILD)

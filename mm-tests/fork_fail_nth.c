@@ -271,7 +271,7 @@ static bool verbose;	/* -v: each injection's whole stack */
 
 /*
  * The first wrong injections, said again beside the result they fail:
- * a run's summary (tools/results) shows a failed row's last lines.
+ * a run's summary (tools/judge/results) shows a failed row's last lines.
  */
 #define MAX_WRONG	4
 static char wrong_said[MAX_WRONG][192];

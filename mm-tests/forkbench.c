@@ -22,7 +22,7 @@
  * policy (a KTAP result each): the child read the parent's bytes, the ptes
  * copied for the segment are S * 256 under always and 0 under lazy and
  * skip-shared, and every timed fork moved the counters alike. One line per
- * size and policy carries the figures for tools/bench-fork:
+ * size and policy carries the figures for tools/bench/fork:
  *
  *   # bench: mib=S policy=P forks=K pages=N ptes=.. skips=.. forced=..
  *            present=.. faults=.. us=T1,T2,...

@@ -8,7 +8,7 @@
  * more minor faults for "nocopy all". fork_copy= always, skip-shared and
  * lazy are those three variants, switchable at run time: this runs a
  * build once under each policy it is given, in that order (the rounds and
- * their order are tools/bench-kbuild's, one boot per build).
+ * their order are tools/bench/kbuild's, one boot per build).
  *
  *   guest /            the run's hostfs root (this program, its init)
  *   guest /host        the host's /, hostfs, read-only: its compiler, make,

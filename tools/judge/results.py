@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# The counting behind tools/results, its entry point (which documents it):
+# The counting behind tools/judge/results, its entry point (which documents it):
 #
-#   python3 tools/results.py PROG EXPECT KUNIT_DIR ROOT < SUITES
+#   python3 tools/judge/results.py PROG EXPECT KUNIT_DIR ROOT < SUITES
 #
 # SUITES has one line per suite: 'NAME POLICY|- required|optional LOG'.
 # EXPECT is the expectations file (configs/results.um describes the
@@ -126,7 +126,7 @@ def derived_rows(directive, arg, where):
 		return rows
 	if directive == '@patches':
 		# '@patches DIR TARGET': only the patches that run on TARGET
-		# (their 'Targets:' line; none means um), as tools/mutate picks.
+		# (their 'Targets:' line; none means um), as tools/run/mutants picks.
 		arg, _, target = arg.partition(' ')
 		path = os.path.join(root, arg)
 		if not os.path.isdir(path):

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uml-init: pid 1 of a kernel booted by tools/uml-run (UML) or
- * tools/qemu-run (x86_64 under QEMU).
+ * init: pid 1 of a kernel booted by tools/guest/uml-run (UML) or
+ * tools/guest/qemu-run (x86_64 under QEMU).
  *
  * The root is a directory the script prepared on the host (hostfs on UML,
  * 9p on x86_64):
@@ -77,12 +77,12 @@ static void kmemleak(const char *cmd)
 	if (fd < 0)
 		return;
 	if (write(fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
-		dprintf(2, "uml-init: kmemleak %s: %s\n", cmd, strerror(errno));
+		dprintf(2, "init: kmemleak %s: %s\n", cmd, strerror(errno));
 	close(fd);
 }
 
 /*
- * Put the final taint mask on the console for tools/console-scan: kill
+ * Put the final taint mask on the console for tools/judge/console-scan: kill
  * and reap whatever the program left running first, so that a complaint
  * at its exit (check_mm()'s "BUG: Bad rss-counter state") is printed,
  * and counted in the mask, before the line that closes the run.
@@ -130,7 +130,7 @@ static void report_taint(void)
 	fd = open("/dev/kmsg", O_WRONLY);
 	if (fd >= 0) {
 		if (write(fd, line, len) != len)
-			dprintf(2, "uml-init: /dev/kmsg: %s\n", strerror(errno));
+			dprintf(2, "init: /dev/kmsg: %s\n", strerror(errno));
 		close(fd);
 	}
 }
@@ -170,7 +170,7 @@ static int copy_gcda(const char *path, const struct stat *st, int type,
 		if (write(fd, buf, n) != n)
 			break;
 	if (in < 0 || fd < 0)
-		dprintf(2, "uml-init: gcov %s: %s\n", path, strerror(errno));
+		dprintf(2, "init: gcov %s: %s\n", path, strerror(errno));
 	if (in >= 0)
 		close(in);
 	if (fd >= 0)
@@ -180,7 +180,7 @@ static int copy_gcda(const char *path, const struct stat *st, int type,
 
 /*
  * x86_64 (CONFIG_GCOV_KERNEL): the counters live in the guest's memory;
- * copy them out for tools/coverage. The .gcno links beside them are the
+ * copy them out for tools/judge/coverage. The .gcno links beside them are the
  * host build's own files.
  */
 static void save_gcov(void)
@@ -188,7 +188,7 @@ static void save_gcov(void)
 	if (access(GCOV_OUT, W_OK) || access(GCOV_DEBUGFS, R_OK))
 		return;
 	if (nftw(GCOV_DEBUGFS, copy_gcda, 16, FTW_PHYS))
-		dprintf(2, "uml-init: walking " GCOV_DEBUGFS ": %s\n",
+		dprintf(2, "init: walking " GCOV_DEBUGFS ": %s\n",
 			strerror(errno));
 }
 
@@ -280,7 +280,7 @@ int main(void)
 		if (chdir("/tmp"))
 			_exit(125);
 		execv("/prog", argv);
-		dprintf(2, "uml-init: exec %s: %s\n", argv[0], strerror(errno));
+		dprintf(2, "init: exec %s: %s\n", argv[0], strerror(errno));
 		_exit(126);
 	}
 
