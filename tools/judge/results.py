@@ -5,7 +5,7 @@
 #   python3 tools/judge/results.py PROG EXPECT KUNIT_DIR ROOT < SUITES
 #
 # SUITES has one line per suite: 'NAME POLICY|- required|optional LOG'.
-# EXPECT is the expectations file (configs/results.um describes the
+# EXPECT is the expectations file (configs/expected/um describes the
 # format); KUNIT_DIR holds the tree's kunit_parser.py; ROOT is the forklab
 # checkout, against which the paths of EXPECT's @ lines are taken.
 #
