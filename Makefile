@@ -4,17 +4,25 @@
 
 BUILD ?= $(CURDIR)/build
 export BUILD
-# The target: um (UML, the default) or x86_64 (QEMU; build/x86_64/). Every
-# entry point below takes it: 'make check ARCH=x86_64'.
+# The target: ARCH=um (UML, the default) or x86_64 (QEMU), and SANITIZE=1
+# (um: the suites on a KASAN/lockdep/kmemleak/UBSAN build). Every entry
+# point below takes them: 'make check ARCH=x86_64'. What differs between
+# targets is in one table, tools/lib/forklab.sh; RES is where this one's
+# results go.
 ARCH ?= um
-ifneq ($(filter-out um x86_64,$(ARCH)),)
-$(error ARCH=$(ARCH): forklab builds um or x86_64)
+SANITIZE ?= 0
+export ARCH SANITIZE
+TARGET = BUILD=$(BUILD) tools/lib/target $(ARCH) $(SANITIZE)
+RES := $(shell $(TARGET) res 2> /dev/null)
+ifeq ($(RES),)
+$(error $(shell $(TARGET) 2>&1 > /dev/null))
 endif
-export ARCH
+# The default target (no suffix) runs the tools' tests too; a target
+# without a coverage gate (the sanitizer build) has no coverage step.
+SUFFIX := $(shell $(TARGET) suffix)
+GATE := $(shell $(TARGET) gate)
 
 KUNIT_PY = $(BUILD)/src/linux/tools/testing/kunit/kunit.py
-# Where a target's results go.
-RES = $(if $(filter x86_64,$(ARCH)),$(BUILD)/x86_64,$(BUILD))
 
 .PHONY: all deps tree test kunit mm-tests policies coverage test-tools check \
 	results repeat stress mutate bench help clean
@@ -85,19 +93,13 @@ test-tools: tree
 # and mm-tests summaries are printed again last, by 'kunit.py parse' (of
 # the KTAP in which tools/judge/console-scan failed the tests the kernel
 # complained in).
-# SANITIZE=1: both suites on the sanitizer build (configs/sanitize.config,
-# build/uml-sanitize), results in build/sanitize; no coverage there.
-SANITIZE ?= 0
-export SANITIZE
-ifeq ($(ARCH),x86_64)
-# x86_64: no tools' tests (they are the same on both targets).
-check: deps tree test coverage
-	@python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1
-	@python3 $(KUNIT_PY) parse $(RES)/mm-tests/results.ktap | tail -n 1
-else ifeq ($(SANITIZE),1)
-check: deps tree test
-	@python3 $(KUNIT_PY) parse $(BUILD)/sanitize/kunit.ktap | tail -n 1
-	@python3 $(KUNIT_PY) parse $(BUILD)/sanitize/mm-tests/results.ktap | tail -n 1
+# The tools' tests run on the default target only (they are the same on
+# every target).
+PARSE = python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1; \
+	python3 $(KUNIT_PY) parse $(RES)/mm-tests/results.ktap | tail -n 1
+ifneq ($(SUFFIX),)
+check: deps tree test $(if $(GATE),coverage)
+	@$(PARSE)
 else
 # While the kernel builds: the tools' tests that need no kernel (tests/run
 # --part early; output in build/tests/early.log). After the suites,
@@ -114,8 +116,7 @@ check: deps tree
 	tests/run --part late || status=1; \
 	wait $$coverage || status=1; \
 	cat $(BUILD)/tests/coverage.log; \
-	python3 $(KUNIT_PY) parse $(BUILD)/kunit.ktap | tail -n 1; \
-	python3 $(KUNIT_PY) parse $(BUILD)/mm-tests/results.ktap | tail -n 1; \
+	$(PARSE); \
 	exit $$status
 endif
 

@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# tools/lib/forklab.sh: what every bash tool of forklab shares, sourced
+# first (as selftests' scripts source kselftest/ktap_helpers.sh):
+#
+#   # shellcheck source=tools/lib/forklab.sh
+#   . "$(dirname "$0")/../lib/forklab.sh"
+#
+# It sets
+#   prog    the tool's name below tools/ (run/kunit): its messages start so
+#   here    the forklab checkout
+#   build   $BUILD, default $here/build: everything a tool writes goes there
+#   tree    the prepared kernel tree, $build/src/linux
+#   kunit_py  the tree's kunit.py
+# and defines die, bad_usage and target, the one table of what differs
+# between the targets forklab builds. No tool decides by ARCH itself: it
+# asks target, and tests/lib.sh checks that none does.
+
+prog=${0%/*}
+prog=${prog##*/}/${0##*/}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${BUILD:-$here/build}
+tree=$build/src/linux
+kunit_py=$tree/tools/testing/kunit/kunit.py
+
+# die MESSAGE...: one error line; exit status $die_status (default 1).
+die() {
+	echo "$prog: error: $*" >&2
+	exit "${die_status:-1}"
+}
+
+# bad_usage MESSAGE...: a bad argument: one line, exit status 2.
+bad_usage() {
+	echo "$prog: $* (see --help)" >&2
+	exit 2
+}
+
+# The targets, as make names them: ARCH=um (UML, the default), ARCH=um
+# SANITIZE=1 (the same suites on a kernel with configs/sanitize.config:
+# KASAN, lockdep, kmemleak, UBSAN; a build of its own) and ARCH=x86_64
+# (an x86_64 kernel under QEMU, for what UML lacks: hugetlb, THP, uffd-wp,
+# PAT). Each line: ARCH, SANITIZE, then the fields target() sets.
+targets=("um 0" "um 1" "x86_64 0")
+
+# target ARCH [SANITIZE]: set the target_* variables of that target (every
+# path below $build), or die naming what was wrong:
+#
+#   target_arch        the kernel's ARCH (um, x86_64)
+#   target_suffix      what results adds to a suite's name: -sanitize, -x86_64
+#   target_obj         the kernel's build directory (O=)
+#   target_image       the kernel image a guest boots
+#   target_res         the target's results: kunit.ktap, kunit.json,
+#                      mm-tests/, policies/, mutate/, coverage/, gcov/
+#   target_kconfig     the kunitconfig (configs/ARCH.config)
+#   target_kconfig_add kconfig lines added to it, one per line
+#   target_expected    the rows each suite must report (configs/expected/ARCH)
+#   target_gate        the coverage gate's spec; empty: no coverage kept
+#                      (a UML guest's counts go to a scratch directory)
+#   target_gcov        how gcov data leaves a guest: exit (UML writes its
+#                      .gcda files when it exits, under GCOV_PREFIX or
+#                      beside the objects) or copy (init copies them out of
+#                      debugfs into a directory the runner names)
+#   target_runner      the tool that boots one program in the guest
+#   target_kernel_var  the variable naming that tool's kernel
+#   target_mem         the guest's memory unless a run asks for more
+#   target_jobs        guests booted at a time by the user-space suite: a
+#                      UML guest also waits on its host threads (one more
+#                      than CPUs), a TCG guest keeps its CPU busy
+#   target_emulator    the program that runs the guest (its version is
+#                      part of what a result depends on); empty for UML
+#   target_emulator_args  its arguments: TCG, the same on every host (a
+#                      /dev/kvm that opens may still not run a guest)
+#   target_kernel_args the command line every boot adds: the huge pages
+#                      the suites use
+#   target_gigantic_args  what a guest of 3 GiB or more adds: one 1 GiB page
+#   target_kunit_args  kunit.py's arguments for the target (array)
+#   target_cold_ccache a build from nothing hits ccache (1) or only misses
+#                      (0: every UML object embeds its .gcda path, and a
+#                      miss costs a second preprocessing)
+#   target_make        how to ask make for the target, for messages
+target() {
+	local arch=$1 sanitize=${2:-0}
+
+	case "$sanitize" in
+	0|1) ;;
+	*) die "SANITIZE=$sanitize: want 0 or 1" ;;
+	esac
+	target_arch=$arch
+	target_kconfig=$here/configs/$arch.config
+	target_kconfig_add=
+	target_expected=$here/configs/expected/$arch
+	target_gate=$here/coverage/$arch.spec
+	case "$arch" in
+	um)
+		target_suffix=
+		target_obj=$build/uml
+		target_image=$target_obj/linux
+		target_res=$build
+		target_gcov=exit
+		target_runner=$here/tools/guest/uml-run
+		target_kernel_var=UML_KERNEL
+		target_mem=512M
+		target_jobs=$(($(nproc) + 1))
+		target_emulator=
+		target_emulator_args=()
+		target_kernel_args=
+		target_gigantic_args=
+		target_kunit_args=()
+		target_cold_ccache=0
+		target_make="make test" ;;
+	x86_64)
+		target_suffix=-x86_64
+		target_obj=$build/x86_64/kernel
+		target_image=$target_obj/arch/x86/boot/bzImage
+		target_res=$build/x86_64
+		target_gcov=copy
+		target_runner=$here/tools/guest/qemu-run
+		target_kernel_var=QEMU_KERNEL
+		target_mem=1024M
+		target_jobs=$(nproc)
+		target_emulator=qemu-system-x86_64
+		target_emulator_args=(-accel tcg)
+		target_kernel_args="hugepagesz=2M hugepages=16"
+		target_gigantic_args="hugepagesz=1G hugepages=1"
+		target_kunit_args=(--arch=x86_64
+			"--qemu_args=${target_emulator_args[*]}")
+		target_cold_ccache=1
+		target_make="make test ARCH=x86_64" ;;
+	*) die "ARCH=$arch: forklab builds um or x86_64" ;;
+	esac
+	if [ "$sanitize" = 1 ]; then
+		[ "$arch" = um ] || die "SANITIZE=1 is for ARCH=um only"
+		target_suffix=-sanitize
+		target_obj=$build/uml-sanitize
+		target_image=$target_obj/linux
+		target_res=$build/sanitize
+		target_kconfig_add=$(grep -E '^(CONFIG_|# CONFIG_.* is not set)' \
+			"$here/configs/sanitize.config")
+		target_gate=
+		target_make="make check SANITIZE=1"
+	fi
+}
+
+# target_of_runner NAME: the target whose runner is NAME (uml-run,
+# qemu-run): the guest tools are one script under two names.
+target_of_runner() {
+	local t
+
+	for t in "${targets[@]}"; do
+		# shellcheck disable=SC2086 # "ARCH SANITIZE"
+		target $t
+		[ "${target_runner##*/}" != "$1" ] || return 0
+	done
+	die "no target boots with $1"
+}
+
+# reuse_key [FILE...] < LINES: what a run's verdict depends on, as one
+# hash: LINES (how it boots and what it runs, one item per line), the
+# contents of each FILE (the image, the programs, the tools that judge),
+# and the target's emulator. A tool that passed records the key beside its
+# results (reuse_record); a run with the same key shows those results
+# instead of booting again (reuse_ok), unless RERUN=1.
+reuse_key() {
+	{
+		cat
+		cat -- "$@" | sha256sum
+		[ -z "${target_emulator:-}" ] || "$target_emulator" --version
+	} | sha256sum | cut -d' ' -f1
+}
+
+# reuse_ok KEYFILE KEY: KEY is that of the last passing run.
+reuse_ok() {
+	[ "${RERUN:-0}" != 1 ] && [ "$(cat "$1" 2>/dev/null)" = "$2" ]
+}
+
+# reuse_record KEYFILE KEY
+reuse_record() {
+	echo "$2" > "$1"
+}
