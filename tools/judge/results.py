@@ -113,14 +113,17 @@ def patch_targets(path):
 
 
 def derived_rows(directive, arg, where):
-	"""The rows of an '@tests FILE' or '@patches DIR' line."""
+	"""The rows of an '@tests FILES' or '@patches DIR' line."""
 	path = os.path.join(root, arg)
 	if directive == '@tests':
-		try:
-			with open(path) as f:
-				rows = REGISTRATION.findall(f.read())
-		except OSError as e:
-			die(f'{where}: {arg}: {e.strerror}')
+		# '@tests tests/*.sh': every file the pattern matches.
+		rows = []
+		for p in sorted(glob.glob(path)) or [path]:
+			try:
+				with open(p) as f:
+					rows += REGISTRATION.findall(f.read())
+			except OSError as e:
+				die(f'{where}: {arg}: {e.strerror}')
 		if not rows:
 			die(f"{where}: no 't NAME' line in {arg}")
 		return rows

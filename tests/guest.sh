@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/guest.sh: the tests of tools/guest/: uml-run and qemu-run, booting the
+# programs of tests/fixtures/uml/.
+# Sourced by tests/run (t, tk, expect_exit, ... are its).
+
+# Bad input: one error line, exit 125 (not a status PROG could have), and
+# nothing booted.
+tk uml_run_rejects_bad_input
+uml_run_rejects_bad_input() {
+	static_fixture echo &&
+	expect_exit 125 "$here/tools/guest/uml-run" && one_line_stderr &&
+	expect_exit 125 "$here/tools/guest/uml-run" "$scratch/missing" && one_line_stderr &&
+	expect_in 'no such file' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/uml-run" /bin/true && one_line_stderr &&
+	expect_in 'not a static executable' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/uml-run" --timeout 0 "$scratch/echo" &&
+	one_line_stderr &&
+	expect_exit 125 "$here/tools/guest/uml-run" --kernel "$scratch/none" "$scratch/echo" &&
+	one_line_stderr && expect_in 'no UML kernel' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/uml-run" --bogus "$scratch/echo" && one_line_stderr
+}
+
+# qemu-run (the same script, booting x86_64 under QEMU): the same refusals,
+# and its own: a bad --mem, --gcov on UML (which writes its own .gcda
+# files), no x86_64 kernel. Its boots run in 'make check ARCH=x86_64'.
+t qemu_run_rejects_bad_input
+qemu_run_rejects_bad_input() {
+	static_fixture echo &&
+	expect_exit 125 "$here/tools/guest/qemu-run" && one_line_stderr &&
+	expect_exit 125 "$here/tools/guest/qemu-run" /bin/true && one_line_stderr &&
+	expect_in 'not a static executable' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/qemu-run" --mem lots "$scratch/echo" &&
+	one_line_stderr && expect_in 'wants a size' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/uml-run" --gcov "$scratch/gcov" "$scratch/echo" &&
+	one_line_stderr && expect_in 'is for qemu-run' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/qemu-run" --kernel "$scratch/none" "$scratch/echo" &&
+	one_line_stderr && expect_in 'no x86_64 kernel' "$scratch/stderr"
+}
+
+# The program gets its arguments, its stdin and the command line; its
+# stdout, stderr and exit status come back. A runner that dropped any of
+# them, or always exited 0, fails here.
+tk uml_run_passes_args_stdin_status
+uml_run_passes_args_stdin_status() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	static_fixture echo &&
+	expect_exit 7 "$here/tools/guest/uml-run" --timeout 120 \
+		--cmdline "forklab.marker=42" "$scratch/echo" 7 "two words" \
+		<<< "from stdin" &&
+	expect_in 'arg 1: 7' "$scratch/stdout" &&
+	expect_in 'arg 2: two words' "$scratch/stdout" &&
+	expect_in 'stdin: from stdin' "$scratch/stdout" &&
+	expect_in 'cmdline: .*forklab.marker=42' "$scratch/stdout" &&
+	expect_in 'to stderr' "$scratch/stderr" &&
+	expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 "$scratch/echo" < /dev/null
+}
+
+# A hung program: UML is killed at the timeout, the message says so, the
+# exit status is 124, and no UML process is left behind.
+tk uml_run_kills_a_hang
+uml_run_kills_a_hang() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	local kept left
+	static_fixture hang &&
+	expect_exit 124 "$here/tools/guest/uml-run" --timeout 5 --keep "$scratch/hang" &&
+	expect_in 'hang: timed out after 5s; UML killed' "$scratch/stderr" || return 1
+	kept=$(sed -n 's|^guest/uml-run: kept ||p' "$scratch/stderr")
+	[ -d "$kept" ] || { fail "uml-run --keep did not say where the run was"; return; }
+	sleep 1
+	# The pattern from a file: grep's own command line must not match it.
+	echo "hostfs=$kept" > "$scratch/pattern"
+	left=$(grep -lasF -f "$scratch/pattern" /proc/[0-9]*/cmdline)
+	rm -rf "$kept"
+	[ -z "$left" ] || fail "UML processes of $kept still run: $left"
+}

@@ -1,0 +1,385 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/judge.sh: the tests of tools/judge/: coverage-gate, kunit-json,
+# console-scan and results, on fixture files.
+# Sourced by tests/run (t, tk, expect_exit, ... are its).
+
+gate() { "$here/tools/judge/coverage-gate" "$@"; }
+
+# A gate that cannot pass: it must accept full branch coverage.
+t gate_passes_when_every_branch_taken
+gate_passes_when_every_branch_taken() {
+	expect_exit 0 gate "$fixtures/gate/pass.info" --spec "$fixtures/gate/spec" &&
+	expect_in 'decide .* 3 *6/6 *4/4 *hit,branches *ok' "$scratch/stdout" &&
+	expect_in 'caller .* reported (later)' "$scratch/stdout" &&
+	expect_in 'judge/coverage-gate: PASS' "$scratch/stdout"
+}
+
+# A gate that cannot fail: one branch never taken must fail and be named.
+t gate_fails_on_untaken_branch
+gate_fails_on_untaken_branch() {
+	expect_exit 1 gate "$fixtures/gate/untaken.info" --spec "$fixtures/gate/spec" &&
+	expect_in 'decide .* 5/6 *3/4 .*FAIL' "$scratch/stdout" &&
+	expect_in 'FAIL decide: branch 0/0 at source.c:6 never taken' "$scratch/stdout"
+}
+
+# A function that never ran: every branch "never reached", and "never called".
+t gate_fails_on_unreached_function
+gate_fails_on_unreached_function() {
+	expect_exit 1 gate "$fixtures/gate/unreached.info" --spec "$fixtures/gate/spec" &&
+	expect_in 'FAIL decide: never called' "$scratch/stdout" &&
+	expect_in 'branch 0/1 at source.c:4 never reached' "$scratch/stdout"
+}
+
+# "lines": a missed line is named even when branch counts are not required.
+t gate_lines_requirement
+gate_lines_requirement() {
+	expect_exit 0 gate "$fixtures/gate/pass.info" --spec "$fixtures/gate/lines.spec" &&
+	expect_exit 1 gate "$fixtures/gate/untaken.info" --spec "$fixtures/gate/lines.spec" &&
+	expect_in 'FAIL decide: lines never run: source.c:7' "$scratch/stdout"
+}
+
+# Function ends from lcov 2's FN:start,end,name, with no source file at all;
+# caller's lines must not be counted as decide's.
+t gate_reads_lcov2_function_ends
+gate_reads_lcov2_function_ends() {
+	expect_exit 0 gate "$fixtures/gate/lcov2.info" --spec "$fixtures/gate/lcov2.spec" &&
+	expect_in 'decide .* 6/6 *4/4' "$scratch/stdout"
+}
+
+# An "na" line is set apart: its untaken branch no longer fails the gate,
+# the other branches still count, and the reason is printed.
+t gate_sets_na_lines_apart
+gate_sets_na_lines_apart() {
+	expect_exit 0 gate "$fixtures/gate/untaken.info" --spec "$fixtures/gate/na.spec" &&
+	expect_in 'decide .* 4/5 *2/2 .*ok' "$scratch/stdout" &&
+	expect_in 'n/a source.c:6 (2 branch arms): b is always 0 in this build' "$scratch/stdout" &&
+	expect_exit 1 gate "$fixtures/gate/unreached.info" --spec "$fixtures/gate/na.spec" &&
+	expect_exit 2 gate "$fixtures/gate/pass.info" --spec "$fixtures/gate/na-missing.spec" &&
+	one_line_stderr && expect_in '"if (c)" is not in decide' "$scratch/stderr"
+}
+
+# A "ran" line must have run: an error path the gate cannot ask 'lines' of
+# the whole function for. A gate that ignored it would pass unreached.info.
+t gate_requires_ran_lines
+gate_requires_ran_lines() {
+	expect_exit 0 gate "$fixtures/gate/pass.info" --spec "$fixtures/gate/ran.spec" &&
+	expect_in 'ran source.c:8 (1x): the fall-through ran' "$scratch/stdout" &&
+	expect_exit 1 gate "$fixtures/gate/unreached.info" --spec "$fixtures/gate/ran.spec" &&
+	expect_in 'FAIL decide: source.c:8 never ran (the fall-through ran)' "$scratch/stdout" &&
+	expect_exit 2 gate "$fixtures/gate/pass.info" --spec "$fixtures/gate/ran-missing.spec" &&
+	one_line_stderr && expect_in 'ran: "return 2;" is not in decide' "$scratch/stderr"
+}
+
+# A renamed function must fail loudly, not pass with nothing measured.
+t gate_fails_on_unknown_function
+gate_fails_on_unknown_function() {
+	expect_exit 1 gate "$fixtures/gate/pass.info" \
+		--spec "$fixtures/gate/unknown-function.spec" &&
+	expect_in 'renamed: no such function in source.c' "$scratch/stdout"
+}
+
+# Bad input: one error line and exit 2, for each kind.
+t gate_rejects_bad_input
+gate_rejects_bad_input() {
+	local info
+	for info in malformed.info not-info.info missing.info; do
+		expect_exit 2 gate "$fixtures/gate/$info" --spec "$fixtures/gate/spec" &&
+		one_line_stderr || return 1
+	done
+	expect_exit 2 gate "$fixtures/gate/pass.info" \
+		--spec "$fixtures/gate/bad-requirement.spec" &&
+	one_line_stderr && expect_in "unknown requirement 'everything'" "$scratch/stderr"
+}
+
+# The real spec must parse and name the functions the foundation promises.
+t gate_spec_lists_fork_functions
+gate_spec_lists_fork_functions() {
+	local f
+	for f in 'mm/memory.c *vma_needs_copy *hit,branches' \
+		'mm/memory.c *copy_page_range' 'kernel/fork.c *dup_mmap'; do
+		grep -q "^$f" "$here/coverage/um.spec" || fail "um.spec lacks '$f'"
+	done
+}
+
+
+t kunit_json_walks_every_leaf
+kunit_json_walks_every_leaf() {
+	local json=$fixtures/kunit-json/results.json
+	expect_exit 0 "$here/tools/judge/kunit-json" "$json" &&
+	printf '%s\n' 'FAIL boot' 'PASS forklab_fork.dup_mm_fault_injection' \
+		'PASS forklab_fork.fork_case_test.private anon, touched' \
+		'FAIL forklab_fork.fork_case_test.MADV_DONTFORK' \
+		'ERROR forklab_console.kernel_not_tainted' > "$scratch/want" &&
+	{ cmp -s "$scratch/want" "$scratch/stdout" ||
+		{ fail "--cases: $(diff "$scratch/want" "$scratch/stdout" | tr '\n' ' ')"; return; }; } &&
+	expect_exit 0 "$here/tools/judge/kunit-json" --failed "$json" &&
+	printf '%s\n' 'boot' 'fork_case_test: MADV_DONTFORK' \
+		'forklab_console: kernel_not_tainted' > "$scratch/want" &&
+	{ cmp -s "$scratch/want" "$scratch/stdout" ||
+		{ fail "--failed: $(diff "$scratch/want" "$scratch/stdout" | tr '\n' ' ')"; return; }; } &&
+	# more than a pipe holds, so that the reader leaves before the writer
+	python3 -c 'import json, sys; json.dump({"name": "big", "sub_groups": [],
+		"test_cases": [{"name": "c%d" % i, "status": "FAIL"}
+			       for i in range(20000)]}, open(sys.argv[1], "w"))' \
+		"$scratch/big.json" &&
+	{ "$here/tools/judge/kunit-json" --failed "$scratch/big.json" 2> "$scratch/stderr" |
+		head -n 2 > /dev/null; } &&
+	{ [ ! -s "$scratch/stderr" ] ||
+		{ fail "a reader that stops early: $(head -c 300 "$scratch/stderr")"; return; }; } &&
+	expect_exit 2 "$here/tools/judge/kunit-json" "$fixtures/kunit-json/missing.json" &&
+	one_line_stderr &&
+	expect_exit 2 "$here/tools/judge/kunit-json" "$fixtures/kunit-json/not-json.txt" &&
+	one_line_stderr &&
+	expect_exit 0 "$here/tools/judge/kunit-json" --failed --missing-ok \
+		"$fixtures/kunit-json/missing.json" &&
+	{ [ ! -s "$scratch/stdout" ] || fail "--missing-ok printed something"; }
+}
+
+scan() { "$here/tools/judge/console-scan" "$@"; }
+consoles=$fixtures/console
+# Each kind has a console of its own: tests/fixtures/console/KIND.log.
+scan_kinds="warning rss-counter bad-page-map bad-page pgtables-bytes oops
+	kernel-bug panic kasan ubsan kmemleak lockdep hung-task rcu-stall soft-lockup
+	slub swap-entry"
+
+# A scanner that fails everything: clean consoles (boot noise, fault
+# injection, page allocation failures, a user segfault and GP fault, the OOM
+# killer, a KUnit diagnostic quoting "BUG:") pass silently, and --ktap
+# copies them unchanged.
+t console_scan_passes_clean_consoles
+console_scan_passes_clean_consoles() {
+	local f
+	for f in clean-kunit clean-user; do
+		expect_exit 0 scan --ktap "$scratch/$f.ktap" "$consoles/$f.log" || return 1
+		[ ! -s "$scratch/stdout" ] || { fail "$f.log: $(cat "$scratch/stdout")"; return; }
+		cmp -s "$consoles/$f.log" "$scratch/$f.ktap" ||
+			{ fail "--ktap changed the clean $f.log"; return; }
+	done
+	expect_exit 0 scan --taint "$consoles/clean-user.log"
+}
+
+# A scanner blind to one kind: each kind's console fails, naming the kind
+# and the line number of the report.
+t console_scan_fails_every_kind
+console_scan_fails_every_kind() {
+	local kind f n text
+	for kind in $scan_kinds; do
+		f=$consoles/$kind.log
+		expect_exit 1 scan "$f" || { fail "$kind.log passed the scan"; return; }
+		n=$(sed -n "s|^judge/console-scan: $f:\([0-9]*\): $kind: .*|\1|p" "$scratch/stdout" | head -n 1)
+		[ -n "$n" ] || { fail "$kind.log: no '$kind' line in: $(cat "$scratch/stdout")"; return; }
+		text=$(sed -n "s|^judge/console-scan: $f:$n: $kind: ||p" "$scratch/stdout" | head -n 1)
+		sed -n "${n}p" "$f" | grep -qF -- "$text" ||
+			{ fail "$kind.log:$n is not the line of '$text'"; return; }
+	done
+}
+
+# A scanner that floods the log: at most 20 complaints, then a count.
+t console_scan_caps_its_output
+console_scan_caps_its_output() {
+	local i
+	for i in $(seq 25); do
+		echo "BUG: Bad page map in process forktest  pte:$i pmd:0"
+	done > "$scratch/flood.log"
+	expect_exit 1 scan "$scratch/flood.log" &&
+	expect_in '^judge/console-scan: \.\.\. and 5 more$' "$scratch/stdout" || return 1
+	[ "$(wc -l < "$scratch/stdout")" = 21 ] || fail "not 21 lines: $(cat "$scratch/stdout")"
+}
+
+# A scanner that ignores the taint mask, or checks it without --taint:
+# W alone fails and is named, a missing mask fails, TAINT_TEST is allowed
+# by default, and --taint-allow lets a bit through.
+t console_scan_checks_taint
+console_scan_checks_taint() {
+	expect_exit 0 scan "$consoles/taint-only.log" &&
+	expect_exit 1 scan --taint "$consoles/taint-only.log" &&
+	expect_in 'taint-only.log:[0-9]*: taint: tainted 512: W$' "$scratch/stdout" &&
+	expect_exit 1 scan --taint "$consoles/no-taint.log" &&
+	expect_in 'no-taint.log:[0-9]*: taint: no final taint mask' "$scratch/stdout" &&
+	expect_exit 0 scan "$consoles/clean-kunit.log" &&
+	expect_exit 0 scan --taint --taint-allow 0x200 "$consoles/taint-only.log" &&
+	expect_exit 0 scan --taint --taint-allow 512 "$consoles/taint-only.log" || return 1
+	sed 's/^forklab: tainted 0$/forklab: tainted 262144/' \
+		"$consoles/clean-user.log" > "$scratch/kunit-taint.log"
+	expect_exit 0 scan --taint "$scratch/kunit-taint.log" &&
+	expect_exit 1 scan --taint --taint-allow 0 "$scratch/kunit-taint.log" &&
+	expect_in 'taint: tainted 262144: N$' "$scratch/stdout"
+}
+
+# --ktap that kunit.py would not count: the WARNING fails exactly the row
+# it was printed in (and its groups), the BUG after the last result fails
+# an added 'boot' test, every other row still passes, and kunit.py reports
+# no plan mismatch. The same input gives the same output.
+t console_scan_ktap_fails_the_running_test
+console_scan_ktap_fails_the_running_test() {
+	local out=$scratch/complaint.ktap
+	local kunit_py=$build/src/linux/tools/testing/kunit/kunit.py
+	expect_exit 1 scan --ktap "$out" "$consoles/kunit-complaint.log" &&
+	expect_in '^        not ok 2 private anon, touched # kernel complaint$' "$out" &&
+	expect_in '^    not ok 1 vma_needs_copy_decision # kernel complaint$' "$out" &&
+	expect_in '^not ok 1 forklab_vma_needs_copy # kernel complaint$' "$out" &&
+	expect_in '^not ok 3 boot # kernel complaint$' "$out" || return 1
+	expect_exit 1 scan --ktap "$out.again" "$consoles/kunit-complaint.log" &&
+	cmp -s "$out" "$out.again" || { fail "--ktap output differs between runs"; return; }
+	[ -f "$kunit_py" ] || { skip "no kernel tree yet ('make tree' prepares it)"; return; }
+	expect_exit 1 python3 "$kunit_py" parse --json="$scratch/complaint.json" "$out" &&
+	expect_in 'Ran 8 tests: passed: 6, failed: 2$' "$scratch/stdout" || return 1
+	! grep -qF '[ERROR]' "$scratch/stdout" ||
+		{ fail "kunit.py parse: $(grep -F '[ERROR]' "$scratch/stdout")"; return; }
+	"$here/tools/judge/kunit-json" --cases "$scratch/complaint.json" | LC_ALL=C sort > "$scratch/cases"
+	LC_ALL=C sort > "$scratch/want" <<'EOF'
+FAIL boot
+FAIL forklab_vma_needs_copy.vma_needs_copy_decision.private anon, touched
+PASS forklab_fork.dup_mm_fault_injection
+PASS forklab_fork.fork_case_test.VM_PFNMAP (remap_pfn_range)
+PASS forklab_fork.fork_case_test.private anon, touched
+PASS forklab_fork.fork_case_test.remap_file_pages, reversed
+PASS forklab_vma_needs_copy.vma_needs_copy_decision.MAP_PRIVATE file, written
+PASS forklab_vma_needs_copy.vma_needs_copy_decision.private anon, untouched
+EOF
+	diff "$scratch/want" "$scratch/cases" > "$scratch/diff" ||
+		fail "kunit.py counts other results: $(cat "$scratch/diff")"
+}
+
+# A complaint printed after a group's last row (case exit, suite exit):
+# kunit.py counts leaves only, so failing the group's result line alone
+# would count nothing; --ktap adds a failed leaf to the group and raises
+# the suite's plan to match.
+t console_scan_ktap_fails_a_group
+console_scan_ktap_fails_a_group() {
+	local out=$scratch/group.ktap
+	local kunit_py=$build/src/linux/tools/testing/kunit/kunit.py
+	sed -e 's/^    ok 1 fork_case_test$/WARNING: CPU: 0 PID: 98 at mm\/memory.c:1398\n&/' \
+		-e 's/^ok 2 forklab_fork$/BUG: Bad page state in process kunit_try_catch  pfn:1\n&/' \
+		"$consoles/clean-kunit.log" > "$scratch/group.log"
+	expect_exit 1 scan --ktap "$out" "$scratch/group.log" &&
+	expect_in '^        not ok 4 kernel complaint # kernel complaint$' "$out" &&
+	expect_in '^    not ok 1 fork_case_test # kernel complaint$' "$out" &&
+	expect_in '^    not ok 3 kernel complaint # kernel complaint$' "$out" &&
+	expect_in '^    1\.\.3$' "$out" &&
+	expect_in '^not ok 2 forklab_fork # kernel complaint$' "$out" || return 1
+	[ -f "$kunit_py" ] || { skip "no kernel tree yet ('make tree' prepares it)"; return; }
+	expect_exit 1 python3 "$kunit_py" parse "$out" &&
+	expect_in 'Ran 9 tests: passed: 7, failed: 2$' "$scratch/stdout" || return 1
+	! grep -qF '[ERROR]' "$scratch/stdout" ||
+		fail "kunit.py parse: $(grep -F '[ERROR]' "$scratch/stdout")"
+}
+
+# Bad input: one error line and exit 2, never a silent pass.
+t console_scan_rejects_bad_input
+console_scan_rejects_bad_input() {
+	expect_exit 2 scan "$scratch/missing.log" && one_line_stderr &&
+	expect_in 'judge/console-scan: error: cannot read' "$scratch/stderr" &&
+	expect_exit 2 scan "$consoles" && one_line_stderr &&
+	expect_exit 2 scan && one_line_stderr &&
+	expect_exit 2 scan --bogus "$consoles/clean-user.log" && one_line_stderr &&
+	expect_exit 2 scan --taint-allow banana "$consoles/clean-user.log" &&
+	one_line_stderr &&
+	expect_exit 2 scan --ktap "$scratch/none/out" "$consoles/warning.log" &&
+	one_line_stderr
+}
+
+# tools/judge/results on a copy of tests/fixtures/results/build (every suite a
+# few rows, all passing), counted against tests/fixtures/results/expect
+# with the prepared tree's KTAP parser.
+results_kunit=$build/src/linux/tools/testing/kunit
+
+# results_on [FIXTURE LOG]...: a fresh copy of the fixture build dir with
+# each LOG in it replaced by tests/fixtures/results/FIXTURE, then
+# tools/judge/results on it.
+results_on() {
+	local dir=$scratch/results-build
+
+	rm -rf "$dir"
+	cp -a "$fixtures/results/build" "$dir" || return 1
+	while [ $# -ge 2 ]; do
+		cp "$fixtures/results/$1" "$dir/$2" || return 1
+		shift 2
+	done
+	BUILD=$dir KUNIT_DIR=$results_kunit "$here/tools/judge/results" \
+		--expect "$fixtures/results/expect"
+}
+
+# The totals, alone on the last line, as CI reads them.
+results_total_is() {
+	local last
+
+	last=$(tail -n 1 "$scratch/stdout")
+	[ "$last" = "$1" ] || fail "last line '$last', want '$1'"
+}
+
+# A tool that fails what passed, miscounts, reads the stale
+# build/uml/test.log although build/kunit.ktap exists, or prints anything
+# after the totals. Also: a missing expectations file is refused.
+t results_counts_a_clean_run
+results_counts_a_clean_run() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	expect_exit 0 results_on &&
+	expect_in '^judge/results: kunit: 3 passed, 0 failed, 0 skipped$' "$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests: 4 passed, 0 failed, 0 skipped$' "$scratch/stdout" &&
+	expect_in '^judge/results: tools: 3 passed, 0 failed, 0 skipped$' "$scratch/stdout" &&
+	expect_in '^judge/results: mutants: 2 passed, 0 failed, 0 skipped$' "$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests-always: 4 passed, 0 failed, 0 skipped$' "$scratch/stdout" &&
+	results_total_is '19 passed, 0 failed, 0 skipped' &&
+	expect_exit 2 "$here/tools/judge/results" --expect "$scratch/none" && one_line_stderr
+}
+
+# A tool that counts only leaf rows, as kunit.py's JSON has them (it keeps
+# no group status): a program that printed complete, all-ok KTAP and then
+# crashed ('not ok 2 prog # exit status 125') counted 0 failed.
+t results_fails_a_crash_after_complete_ktap
+results_fails_a_crash_after_complete_ktap() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	expect_exit 1 results_on mm-tests-crash.ktap mm-tests/results.ktap &&
+	expect_in '^judge/results: mm-tests: 4 passed, 1 failed, 0 skipped$' "$scratch/stdout" || return
+	[ "$(grep -c '^judge/results: mm-tests: .*prog (exit status 125)$' "$scratch/stdout")" = 1 ] ||
+		{ fail "want one line naming prog: $(cat "$scratch/stdout")"; return; }
+	results_total_is '19 passed, 1 failed, 0 skipped'
+}
+
+# A summary that names a failed row but not why: CI keeps only the
+# summary, so each failed row's last lines of its own log come with it.
+t results_says_why_a_row_failed
+results_says_why_a_row_failed() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	expect_exit 1 results_on mm-tests-failed-row.ktap mm-tests/results.ktap &&
+	expect_in '^judge/results: mm-tests: 3 passed, 1 failed, 0 skipped$' "$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests: 1 row failed: prog/second$' "$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests: prog/second: wrong: injection 2: fork() went on after a failure in copy_process' \
+		"$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests: prog/second: wrong: injection 3: ' "$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests: prog/second: site __vmalloc_node_range_noprof, bulk' "$scratch/stdout" || return
+	# the last three lines, not the first site's
+	! grep -q 'site vm_area_dup' "$scratch/stdout" ||
+		{ fail "more than the last 3 lines: $(cat "$scratch/stdout")"; return; }
+	results_total_is '18 passed, 1 failed, 0 skipped'
+}
+
+# A tool that lets a vanished row lower 'passed' unnoticed: a row of
+# mm-tests under fork_copy=always is gone from its KTAP (plan and all).
+t results_fails_a_missing_row
+results_fails_a_missing_row() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	expect_exit 1 results_on mm-tests-always-missing.ktap policies/always/results.ktap &&
+	expect_in '^judge/results: mm-tests-always: 3 passed, 1 failed, 0 skipped$' "$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests-always: 1 row missing: forktest/1 MiB SysV shm, fork_copy=always$' \
+		"$scratch/stdout" &&
+	results_total_is '18 passed, 1 failed, 0 skipped'
+}
+
+# A tool that takes every skip for harmless: a skip the expectations do
+# not list fails, named with its reason; one they list counts as skipped.
+t results_fails_an_unexpected_skip
+results_fails_an_unexpected_skip() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	expect_exit 1 results_on tools-skips.ktap tests/tools.ktap &&
+	expect_in '^judge/results: tools: 1 passed, 1 failed, 1 skipped$' "$scratch/stdout" &&
+	expect_in '^judge/results: tools: unexpected skip: b_test (no UML kernel yet)$' "$scratch/stdout" &&
+	results_total_is '17 passed, 1 failed, 1 skipped'
+}

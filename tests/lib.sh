@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/lib.sh: what holds for every tool: each is in the index
+# tools/README, has --help and refuses a bad argument in one line; every
+# bash tool sources tools/lib/forklab.sh, and takes what differs between
+# the targets from its table only.
+# Sourced by tests/run (t, tk, expect_exit, ... are its).
+
+# The tools the index lists (a line: ROLE/NAME, two blanks or more, what
+# it does), one per line.
+indexed_tools() {
+	sed -n 's|^\([a-z]*/[^ ]*\)  .*|\1|p' "$here/tools/README"
+}
+
+# An index that lags behind tools/: a tool missing from it, or a line for
+# a tool that is gone (renamed), fails here.
+t tools_index_lists_every_tool
+tools_index_lists_every_tool() {
+	(cd "$here/tools" && find . -mindepth 2 \( -type f -o -type l \) |
+		sed 's|^\./||' | LC_ALL=C sort) > "$scratch/tools"
+	indexed_tools | LC_ALL=C sort > "$scratch/indexed"
+	diff "$scratch/tools" "$scratch/indexed" > "$scratch/diff" ||
+		fail "tools/README against tools/ (< not listed, > no such tool): $(tr '\n' ' ' < "$scratch/diff")"
+}
+
+# Every executable tool the index lists answers --help with its usage.
+t tools_have_help
+tools_have_help() {
+	local tool
+	for tool in $(indexed_tools); do
+		[ -x "$here/tools/$tool" ] || continue
+		expect_exit 0 "$here/tools/$tool" --help &&
+		expect_in 'Usage\|usage' "$scratch/stdout" || return 1
+	done
+}
+
+t tools_reject_bad_arguments
+tools_reject_bad_arguments() {
+	local tool
+	for tool in setup/deps setup/prepare-tree judge/coverage judge/results \
+		bench/build-times run/mutants judge/console-scan run/stress run/repeat \
+		judge/kunit-json lib/target; do
+		expect_exit 2 "$here/tools/$tool" --no-such-flag &&
+		one_line_stderr || return 1
+	done
+}
+
+# A tool with a prologue or a die() of its own, which drifts from the
+# others': every bash tool sources the library and defines neither.
+t tools_source_the_library
+tools_source_the_library() {
+	local tool f
+	for tool in $(indexed_tools); do
+		f=$here/tools/$tool
+		[ "$(head -n 1 "$f")" = '#!/usr/bin/env bash' ] || continue
+		grep -q '^\. "$(dirname "$0")/\(\.\./lib/\)\{0,1\}forklab\.sh"$' "$f" ||
+			{ fail "$tool does not source tools/lib/forklab.sh"; return; }
+		! grep -qE '^(die|bad_usage)\(\)|^(here|build|prog)=' "$f" ||
+			{ fail "$tool defines its own: $(grep -E '^(die|bad_usage)\(\)|^(here|build|prog)=' "$f" | head -n 1)"; return; }
+	done
+}
+
+# The target decided outside the table: a tool that spells a target's
+# build or results path, its kernel image, its emulator or arguments, its
+# kconfig, expectations or gate spec, or compares ARCH itself. Comments
+# are not code; the table (tools/lib/) is the one place allowed. The
+# Makefile asks tools/lib/target, so it holds no such value either.
+t target_table_is_the_only_home
+target_table_is_the_only_home() {
+	local values='bzImage|build/uml|uml-sanitize|build/sanitize|x86_64/kernel|\$build/x86_64|-accel|hugepagesz=|qemu-system-x86_64|configs/(um|x86_64|sanitize)\.config|configs/expected/(um|x86_64)|coverage/(um|x86_64)\.spec|case .*ARCH|case "\$arch"|= *"?(um|x86_64)"? *\]|filter x86_64'
+	(cd "$here" && grep -rnE "$values" tools Makefile) |
+		grep -v '^tools/lib/' |
+		grep -vE '^[^:]*:[0-9]+:[[:space:]]*#' > "$scratch/found"
+	[ ! -s "$scratch/found" ] ||
+		fail "target values outside tools/lib: $(head -n 5 "$scratch/found" | tr '\n' ' ')"
+}
+
+# The table's answers: each target's own build and results directory, the
+# sanitizer build apart from the plain one, one error line for a target
+# that does not exist; and make takes RES from it (make check SANITIZE=1
+# prints the sanitizer run's KUnit log, not the plain one's).
+t target_table_answers_for_each_target
+target_table_answers_for_each_target() {
+	local t obj res seen=
+	for t in "um 0" "um 1" "x86_64 0"; do
+		# shellcheck disable=SC2086 # "ARCH SANITIZE"
+		expect_exit 0 "$here/tools/lib/target" $t || return
+		obj=$(sed -n 's/^obj=//p' "$scratch/stdout")
+		res=$(sed -n 's/^res=//p' "$scratch/stdout")
+		[ -n "$obj" ] && [ -n "$res" ] || { fail "$t: no obj or res"; return; }
+		for f in image kconfig expected runner; do
+			grep -q "^$f=/" "$scratch/stdout" || { fail "$t: no $f"; return; }
+		done
+		case " $seen " in
+		*" $obj "*|*" $res "*) fail "$t shares a directory: $obj $res"; return ;;
+		esac
+		seen+=" $obj $res"
+	done
+	expect_exit 1 "$here/tools/lib/target" x86_64 1 && one_line_stderr &&
+	expect_exit 1 "$here/tools/lib/target" sparc && one_line_stderr &&
+	expect_in 'ARCH=sparc' "$scratch/stderr" &&
+	res=$(BUILD=$build "$here/tools/lib/target" um 1 res) &&
+	expect_exit 0 make -s -n -C "$here" test SANITIZE=1 &&
+	expect_in "$res/kunit-run.log" "$scratch/stdout" &&
+	expect_exit 2 make -s -n -C "$here" test ARCH=sparc &&
+	one_line_stderr
+}

@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/run.sh: the tests of tools/run/: mutants against a stand-in kunit runner
+# (tests/fixtures/fake-run-kunit), and the user-space suite's runner.
+# Sourced by tests/run (t, tk, expect_exit, ... are its).
+
+# A prepared, "built" stand-in tree; the suites are tests/fixtures/fake-run-kunit.
+mutate() {
+	rm -rf "$scratch/build"
+	build=$scratch/build target um
+	mkdir -p "$scratch/build/src" "$(dirname "$target_image")"
+	cp -a "$fixtures/tree" "$scratch/build/src/linux"
+	touch "$target_image"
+	chmod +x "$target_image"
+	BUILD=$scratch/build MUTANTS=${MUTANTS:-$fixtures/mutants} \
+		RUN_KUNIT=$fixtures/fake-run-kunit "$here/tools/run/mutants" "$@"
+}
+
+# Killed, survived, equivalent: each reported as such, and a survivor fails
+# the run. The tree is left as it was.
+t mutate_reports_each_outcome
+mutate_reports_each_outcome() {
+	expect_exit 1 mutate &&
+	expect_in '01-killed .*killed .*fake_suite: anon_vma rule' "$scratch/stdout" &&
+	expect_in '02-survives .*SURVIVED' "$scratch/stdout" &&
+	expect_in '03-equivalent .*equivalent .*(nothing reads this line)' "$scratch/stdout" &&
+	expect_in '1 of 2 non-equivalent mutants killed, 1 equivalent, 1 not as expected' \
+		"$scratch/stdout" || return 1
+	diff -r "$fixtures/tree" "$scratch/build/src/linux" >/dev/null ||
+		fail "a mutant was left applied"
+	grep -q '^not ok 2 02-survives # survived' "$scratch/build/mutate/mutants.ktap" ||
+		fail "KTAP does not fail the survivor"
+}
+
+t mutate_passes_when_all_killed
+mutate_passes_when_all_killed() {
+	expect_exit 0 mutate 01-killed 03-equivalent &&
+	expect_in '1 of 1 non-equivalent mutants killed, 1 equivalent, 0 not as expected' \
+		"$scratch/stdout"
+}
+
+# A mutant that no longer applies (the tree moved on) is an error, named;
+# and without a built kernel there is nothing to mutate.
+t mutate_rejects_stale_mutant
+mutate_rejects_stale_mutant() {
+	MUTANTS=$fixtures/mutants-stale expect_exit 1 mutate &&
+	expect_in '01-stale .*ERROR .*does not apply' "$scratch/stdout" || return 1
+	build=$scratch/build target um
+	rm -f "$target_image"
+	expect_exit 1 env BUILD="$scratch/build" "$here/tools/run/mutants" &&
+	one_line_stderr && expect_in "run 'make test' first" "$scratch/stderr"
+}
+
+# The same through run-mm-tests: a failing KTAP result that says why, and
+# a KTAP document kunit.py parse still reads.
+tk run_mm_tests_fails_a_hang
+run_mm_tests_fails_a_hang() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	static_fixture hang &&
+	MM_TESTS_LIST=$fixtures/uml/hang.list MM_TESTS_BIN=$scratch \
+		expect_exit 1 "$here/tools/run/mm-tests" --out "$scratch/out" &&
+	expect_in '^not ok 1 hang # timed out after 5 s' "$scratch/out/results.ktap" &&
+	expect_in 'failed: 1' "$scratch/stdout"
+}
+
+# Host independence: a UML child's first read of a page whose pte fork
+# copied traps on a host with execute-only memory (x86 protection keys)
+# and not on one without (mm-tests/forklab.h says why). Force both on
+# this host and require the same verdict from fork_mappings: an
+# assertion of one host's fault count fails here. Without protection
+# keys on the host only the second behaviour exists, and both runs show it.
+tk mm_tests_pass_with_and_without_exec_only
+mm_tests_pass_with_and_without_exec_only() {
+	local prog=$build/mm-tests/fork_mappings plain want
+	[ -x "$kernel" ] && [ -x "$prog" ] ||
+		{ skip "no UML kernel and mm-tests yet ('make test' builds them)"; return; }
+	gcc -O2 -o "$scratch/exec-only" "$fixtures/uml/exec-only.c" &&
+	gcc -O2 -shared -fPIC -o "$scratch/take-pkeys.so" "$fixtures/uml/take-pkeys.c" ||
+		{ fail "cannot build the exec-only fixtures"; return; }
+	plain=$("$scratch/exec-only")
+	[ "$(LD_PRELOAD=$scratch/take-pkeys.so "$scratch/exec-only")" = readable ] ||
+		{ fail "take-pkeys.so left PROT_EXEC unreadable on the host"; return; }
+	want=0
+	[ "$plain" = traps ] && want=8
+	expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 "$prog" &&
+	expect_in "^# private anon, written: child: 8 ptes present, $want faults" "$scratch/stdout" &&
+	LD_PRELOAD=$scratch/take-pkeys.so \
+		expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 "$prog" &&
+	expect_in '^# private anon, written: child: 8 ptes present, 0 faults' "$scratch/stdout"
+}
+
+t mm_runners_reject_bad_input
+mm_runners_reject_bad_input() {
+	expect_exit 1 "$here/tools/run/policies" sometimes && one_line_stderr &&
+	expect_in "unknown policy 'sometimes'" "$scratch/stderr" &&
+	FORK_COPY=never expect_exit 1 "$here/tools/run/mm-tests" && one_line_stderr &&
+	MM_TESTS_LIST=$scratch/none expect_exit 1 "$here/tools/run/mm-tests" &&
+	one_line_stderr
+}
