@@ -25,7 +25,7 @@ GATE := $(shell $(TARGET) gate)
 KUNIT_PY = $(BUILD)/src/linux/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree test kunit mm-tests policies coverage test-tools check \
-	results repeat stress mutate bench help clean
+	lint results repeat stress mutate bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test coverage
@@ -48,6 +48,8 @@ help:
 	@echo "make test-tools the tools' own tests (tests/run)"
 	@echo "make check      all of the above, then every suite's results"
 	@echo "                SANITIZE=1: the suites on a KASAN/lockdep/kmemleak/UBSAN build"
+	@echo "make lint       checkpatch, shellcheck, pyflakes over forklab's code"
+	@echo "                (tools/lint/run; kept findings: tools/lint/exceptions)"
 	@echo "make results    'N passed, N failed, N skipped' over every suite"
 	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
@@ -119,6 +121,10 @@ check: deps tree
 	$(PARSE); \
 	exit $$status
 endif
+
+# checkpatch.pl is the prepared tree's.
+lint: deps tree
+	@tools/lint/run
 
 results:
 	@tools/judge/results

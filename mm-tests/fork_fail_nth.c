@@ -218,7 +218,7 @@ static const char * const counter_names[NR_COUNTERS] = {
 
 static void read_counters(long long *c)
 {
-	c[PAGE_TABLES] = vmstat("nr_page_table_pages");
+	c[PAGE_TABLES] = vmstat_value("nr_page_table_pages");
 	c[VMAS] = slab_objects("vm_area_struct");
 	c[ANON_VMAS] = slab_objects("anon_vma");
 	c[ANON_VMA_CHAINS] = slab_objects("anon_vma_chain");

@@ -18,7 +18,7 @@
  */
 #include "mappings.h"
 
-static void child(const struct mapping *m)
+static void check_child(const struct mapping *m)
 {
 	size_t present = present_pages(m->addr, MAPPING_SIZE);
 	size_t want = fork_copies(m) ? m->parent_present : 0;
@@ -107,7 +107,7 @@ static void test_mapping(const struct mapping *row)
 	if (pid < 0)
 		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
 	if (pid == 0)
-		child(&m);
+		check_child(&m);
 	rc = wait_child(pid);
 	if (!rc && !parent_right_after_child_wrote(&m)) {
 		ksft_print_msg("%s: the child's writes reached the parent, or did not\n",

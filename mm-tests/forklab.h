@@ -140,7 +140,7 @@ static inline int vma_has_flag(const void *addr, const char *flag)
 	return found;
 }
 
-static inline long long vmstat(const char *name)
+static inline long long vmstat_value(const char *name)
 {
 	return proc_value("/proc/vmstat", name);
 }
@@ -152,16 +152,16 @@ struct fork_counts {
 
 static inline bool have_fork_counts(void)
 {
-	return vmstat("fork_pte_copy") >= 0;
+	return vmstat_value("fork_pte_copy") >= 0;
 }
 
 static inline struct fork_counts read_fork_counts(void)
 {
 	struct fork_counts c = {
-		.vma_skip = vmstat("fork_vma_skip"),
-		.vma_copy_policy = vmstat("fork_vma_copy_policy"),
-		.vma_copy_anon_vma = vmstat("fork_vma_copy_anon_vma"),
-		.pte_copy = vmstat("fork_pte_copy"),
+		.vma_skip = vmstat_value("fork_vma_skip"),
+		.vma_copy_policy = vmstat_value("fork_vma_copy_policy"),
+		.vma_copy_anon_vma = vmstat_value("fork_vma_copy_anon_vma"),
+		.pte_copy = vmstat_value("fork_pte_copy"),
 	};
 	return c;
 }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # tests/bench.sh: the tests of tools/bench/: the report on fixture figures, bad
 # input, and the benchmark programs in UML.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # tests/guest.sh: the tests of tools/guest/: uml-run and qemu-run, booting the
 # programs of tests/fixtures/uml/.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # tests/judge.sh: the tests of tools/judge/: coverage-gate, kunit-json,
 # console-scan and results, on fixture files.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # tests/lib.sh: what holds for every tool: each is in the index
 # tools/README, has --help and refuses a bad argument in one line; every
@@ -83,8 +84,7 @@ t target_table_answers_for_each_target
 target_table_answers_for_each_target() {
 	local t obj res seen=
 	for t in "um 0" "um 1" "x86_64 0"; do
-		# shellcheck disable=SC2086 # "ARCH SANITIZE"
-		expect_exit 0 "$here/tools/lib/target" $t || return
+		expect_exit 0 "$here/tools/lib/target" "${t% *}" "${t#* }" || return
 		obj=$(sed -n 's/^obj=//p' "$scratch/stdout")
 		res=$(sed -n 's/^res=//p' "$scratch/stdout")
 		[ -n "$obj" ] && [ -n "$res" ] || { fail "$t: no obj or res"; return; }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # tests/run.sh: the tests of tools/run/: mutants against a stand-in kunit runner
 # (tests/fixtures/fake-run-kunit), and the user-space suite's runner.

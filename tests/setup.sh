@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # tests/setup.sh: the tests of tools/setup/: prepare-tree on a stand-in kernel tree
 # (tests/fixtures/tree) and stand-in patch series.

@@ -82,7 +82,7 @@ static struct run_figures run_command(const char *cmd)
 	pid_t pid;
 
 	before = read_fork_counts();
-	pgfault0 = vmstat("pgfault");
+	pgfault0 = vmstat_value("pgfault");
 	forks0 = proc_value("/proc/stat", "processes");
 	t0 = now_ms();
 	pid = fork();
@@ -105,7 +105,7 @@ static struct run_figures run_command(const char *cmd)
 	f.user_ms = ms_of(ru.ru_utime);
 	f.sys_ms = ms_of(ru.ru_stime);
 	f.minflt = ru.ru_minflt;
-	f.pgfault = vmstat("pgfault") - pgfault0;
+	f.pgfault = vmstat_value("pgfault") - pgfault0;
 	f.forks = proc_value("/proc/stat", "processes") - forks0;
 	f.counts = fork_counts_delta(before, read_fork_counts());
 	return f;

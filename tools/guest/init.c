@@ -70,7 +70,7 @@ static void report(int code, const char *fmt, ...)
 }
 
 /* Write @cmd to kmemleak's debugfs file, if this kernel has kmemleak. */
-static void kmemleak(const char *cmd)
+static void kmemleak_write(const char *cmd)
 {
 	int fd = open("/sys/kernel/debug/kmemleak", O_WRONLY);
 
@@ -115,8 +115,8 @@ static void report_taint(void)
 	 */
 	if (access("/sys/kernel/debug/kmemleak", W_OK) == 0) {
 		sleep(6);
-		kmemleak("scan");
-		kmemleak("scan");
+		kmemleak_write("scan");
+		kmemleak_write("scan");
 	}
 	fd = open("/proc/sys/kernel/tainted", O_RDONLY);
 	if (fd >= 0) {
@@ -262,7 +262,7 @@ int main(void)
 	if (access("/dev/vda", F_OK) == 0 && swapon("/dev/vda", 0))
 		fail("swapon /dev/vda");
 	/* kmemleak: what boot left unreferenced is not the program's. */
-	kmemleak("clear");
+	kmemleak_write("clear");
 
 	/* No program: the boot was for the KUnit suites (qemu-run --kunit). */
 	if (read_argv(argv) < 1) {

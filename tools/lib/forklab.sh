@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # tools/lib/forklab.sh: what every bash tool of forklab shares, sourced
 # first (as selftests' scripts source kselftest/ktap_helpers.sh):
@@ -96,7 +97,7 @@ target() {
 		target_obj=$build/uml
 		target_image=$target_obj/linux
 		target_res=$build
-		target_gcov=exit
+		target_gcov='exit'
 		target_runner=$here/tools/guest/uml-run
 		target_kernel_var=UML_KERNEL
 		target_mem=512M
@@ -147,8 +148,7 @@ target_of_runner() {
 	local t
 
 	for t in "${targets[@]}"; do
-		# shellcheck disable=SC2086 # "ARCH SANITIZE"
-		target $t
+		target "${t% *}" "${t#* }"
 		[ "${target_runner##*/}" != "$1" ] || return 0
 	done
 	die "no target boots with $1"
