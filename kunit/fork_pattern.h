@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The bytes every forklab suite writes into the memory it forks, in the
- * kernel (kunit/fork_test.c) and in user space (mm-tests/forklab.h):
+ * kernel (kunit/forklab_mm.c) and in user space (mm-tests/forklab.h):
  * word @word of page @page of region @region as @writer wrote it, a hash
  * of all four (splitmix64's finalizer). A pte that points at another
  * page, another region's, or the other side's copy reads wrong in nearly

@@ -18,19 +18,10 @@
  * instead, with the same bytes: only (a), (c) and the /proc/vmstat fork_*
  * counters (patches/0007), checked around each fork, may differ.
  *
+ * How the test thread forks and where a row's vma lies: forklab_mm.h.
+ *
  * dup_mm_fault_injection then fails each allocation of dup_mm() in turn
  * and checks that every failure leaves the parent as it was.
- *
- * The test thread is the "process": it runs on the parent's mm to write or
- * read, switches to the child's mm to read or write there (kthread_use_mm),
- * and its min_flt counts the faults either takes.
- *
- * Each row maps one vma of FORK_PAGES pages at FORK_ADDR, aligned to the
- * default fault-around window, so that the default figure is one fault for
- * a vma whose pages are all in the page cache:
- *
- *   FORK_ADDR (64 KiB aligned)
- *   |<-- FORK_PAGES pages: the row's vma -->|<-- rest of the window -->|
  *
  * What dup_mmap() (kernel/fork.c) hands the child, line by line, and the
  * row that fails if the line is wrong (KUnit here; mm-tests/ by program;
@@ -81,11 +72,11 @@
  *                                 until it has swap       list head would skip the
  *                                 entries                 list_add: mutant 28's way)
  *   map_count = 0                 counted by dup_mmap()   exit_mmap()'s check (console)
- *   mm_pgtables_bytes_init()      VmPTE, counted per      expect_rss_counters()
+ *   mm_pgtables_bytes_init()      VmPTE, counted per      forklab_expect_rss_counters()
  *                                 table allocated         (every level walked)
  *   locked_vm = 0                 VmLck                   child_figures, mlocked rows
  *   pinned_vm = 0                 VmPin                   child_figures (mutant 29)
- *   rss_stat zeroed               counted pte by pte      expect_rss_counters(),
+ *   rss_stat zeroed               counted pte by pte      forklab_expect_rss_counters(),
  *                                                         child_figures (15, 19, 25)
  *   exe_file = NULL               dup_mm_exe_file() sets  fork_handover 1 (20); the
  *                                 it (the NULL matters    NULL alone: none (only
@@ -140,7 +131,7 @@
  *   vma_needs_copy()              copy or skip            forklab_vma_needs_copy
  *                                                         (mutants 01-06)
  *   copy_present_ptes(): COW      both sides read-only    private rows (07, 08)
- *   ... rss[mm_counter()]++       RssAnon/File/Shmem      expect_rss_counters(),
+ *   ... rss[mm_counter()]++       RssAnon/File/Shmem      forklab_expect_rss_counters(),
  *                                                         child_figures (15)
  *   ... a driver's page in a COW  read-only in both; the   MAP_PRIVATE VM_MIXEDMAP,
  *   mapping, beside anon pages    anon pages COW-shared   half written (the device
@@ -181,67 +172,19 @@
  */
 
 #include <kunit/test.h>
-#include <linux/anon_inodes.h>
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>
 #include <linux/file.h>
-#include <linux/fs.h>
 #include <linux/kallsyms.h>
-#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
-#include <linux/sched/mm.h>
-#include <linux/shmem_fs.h>
 #include <linux/swap.h>
-#include <linux/syscalls.h>
-#include <linux/uaccess.h>
+#include <linux/swapops.h>
 
 #include "../internal.h"
 #include "fail_nth_sites.h"
-#include "fork_pattern.h"
 #include "fork_copy_policy.h"
-
-#define FORK_ADDR	0x10000000UL
-#define FORK_PAGES	4
-#define FORK_SIZE	(FORK_PAGES * PAGE_SIZE)
-
-enum fork_mapping {
-	PRIVATE_ANON,		/* MAP_PRIVATE | MAP_ANONYMOUS */
-	SHARED_ANON,		/* MAP_SHARED | MAP_ANONYMOUS: shmem */
-	SHARED_FILE,		/* MAP_SHARED of a tmpfs file opened O_RDWR */
-	SHARED_FILE_RDONLY,	/* MAP_SHARED of it opened O_RDONLY */
-	PRIVATE_FILE,		/* MAP_PRIVATE of a tmpfs file */
-	PFNMAP_DEVICE,		/* a driver's mmap(): remap_pfn_range() */
-	MIXEDMAP_DEVICE,	/* a driver's mmap(): vm_insert_page() */
-	PRIVATE_MIXEDMAP_DEVICE,	/* the same, MAP_PRIVATE: a COW mapping */
-	RESERVED_MIXEDMAP_DEVICE,	/* vm_insert_page() of PageReserved pages */
-};
-
-/*
- * POKES: the parent's bytes arrive by a FOLL_FORCE write, the path
- * PTRACE_POKEDATA and /proc/PID/mem take (access_remote_vm()).
- */
-enum parent_access { NO_ACCESS, READS, WRITES, WRITES_HALF, POKES };
-enum fork_outcome { COPIED, SKIPPED, ABSENT };
-enum child_view {
-	PARENT_BYTES, FILE_BYTES, ZEROES,
-	PARENT_THEN_ZEROES,	/* the first half the parent's, the rest zeros */
-};
-
-struct fork_case {
-	const char *desc;
-	enum fork_mapping mapping;
-	unsigned long prot;
-	enum parent_access access;	/* what the parent did before fork */
-	int advice;			/* madvise() before fork, or 0 */
-	enum fork_outcome outcome;
-	enum child_view child_reads;
-	unsigned int default_faults;	/* reading the vma, default fault-around */
-	bool pin;			/* FOLL_PIN the first page before fork */
-	bool remap_reversed;		/* remap_file_pages(): page i = file page N-1-i */
-};
-
-#define RW	(PROT_READ | PROT_WRITE)
+#include "forklab_mm.h"
 
 static const struct fork_case fork_cases[] = {
 	/*
@@ -370,240 +313,6 @@ static const struct fork_case fork_cases[] = {
 
 KUNIT_ARRAY_PARAM_DESC(fork_cases, fork_cases, desc);
 
-KUNIT_DEFINE_ACTION_WRAPPER(mmput_action, mmput, struct mm_struct *);
-KUNIT_DEFINE_ACTION_WRAPPER(fput_action, fput, struct file *);
-KUNIT_DEFINE_ACTION_WRAPPER(unpin_action, unpin_user_page, struct page *);
-
-/* Distinct bytes for each writer, so that a mix-up names its source. */
-enum pattern { FILE_PATTERN = 0x11, PARENT_PATTERN = 0x5a,
-	       CHILD_PATTERN = 0xc3, PARENT_PATTERN_2 = 0x3c };
-
-/* FORK_SIZE bytes of @seed's pattern (fork_pattern.h, as user space's) */
-static void fill(u8 *buf, u8 seed)
-{
-	size_t words = PAGE_SIZE / sizeof(u64), w;
-
-	for (w = 0; w < FORK_SIZE / sizeof(u64); w++)
-		((u64 *)buf)[w] = page_word(seed, 0, w / words, w % words);
-}
-
-/*
- * Run the test thread on @mm (NULL: none). The thread owns one mm_users
- * reference on the mm it uses, as a process does: if an assertion ends the
- * test, exit_mm() drops it.
- */
-static void use_mm(struct mm_struct *mm)
-{
-	struct mm_struct *old = current->mm;
-
-	if (old == mm)
-		return;
-	if (old) {
-		kthread_unuse_mm(old);
-		mmput(old);
-	}
-	if (mm) {
-		mmget(mm);
-		kthread_use_mm(mm);
-	}
-}
-
-/* A user address space the test owns, laid out as exec would. */
-static struct mm_struct *new_mm(struct kunit *test)
-{
-	struct mm_struct *mm = mm_alloc();
-
-	KUNIT_ASSERT_NOT_NULL(test, mm);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mmput_action, mm));
-	mm->task_size = TASK_SIZE;
-	arch_pick_mmap_layout(mm, &current->signal->rlim[RLIMIT_STACK]);
-	return mm;
-}
-
-static struct mm_struct *fork_mm(struct kunit *test, struct mm_struct *parent)
-{
-	struct mm_struct *child;
-
-	use_mm(NULL);	/* dup_mmap() takes the parent's mmap_lock itself */
-	child = dup_mm(current, parent);
-	KUNIT_ASSERT_NOT_NULL(test, child);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mmput_action, child));
-	return child;
-}
-
-/* What the page tables of one row's vma, [addr, +FORK_SIZE), hold. */
-struct pte_census {
-	unsigned int present;
-	unsigned int writable;
-	struct page *pages[FORK_PAGES];	/* NULL: none, or the zero page */
-};
-
-/*
- * The pte mapping @addr, mapped and locked, found by walking @mm's page
- * tables by hand (walk_page_range() skips VM_PFNMAP vmas, and those are
- * rows too); NULL if no page table covers @addr.
- */
-static pte_t *lock_pte(struct mm_struct *mm, unsigned long addr,
-		       spinlock_t **ptl)
-{
-	pgd_t *pgd = pgd_offset(mm, addr);
-	p4d_t *p4d;
-	pud_t *pud;
-	pmd_t *pmd, pmdval;
-
-	if (pgd_none(*pgd) || pgd_bad(*pgd))
-		return NULL;
-	p4d = p4d_offset(pgd, addr);
-	if (p4d_none(*p4d) || p4d_bad(*p4d))
-		return NULL;
-	pud = pud_offset(p4d, addr);
-	if (pud_none(*pud) || pud_bad(*pud))
-		return NULL;
-	pmd = pmd_offset(pud, addr);
-	pmdval = pmdp_get(pmd);
-	if (pmd_none(pmdval) || pmd_leaf(pmdval))
-		return NULL;
-	return pte_offset_map_lock(mm, pmd, addr, ptl);
-}
-
-static bool read_pte(struct mm_struct *mm, unsigned long addr, pte_t *entry)
-{
-	spinlock_t *ptl;
-	pte_t *pte = lock_pte(mm, addr, &ptl);
-
-	if (!pte)
-		return false;
-	*entry = ptep_get(pte);
-	pte_unmap_unlock(pte, ptl);
-	return true;
-}
-
-static struct pte_census take_census(struct mm_struct *mm, unsigned long addr)
-{
-	struct pte_census census = {};
-	unsigned int i;
-	pte_t entry;
-
-	mmap_read_lock(mm);
-	for (i = 0; i < FORK_PAGES; i++) {
-		if (!read_pte(mm, addr + i * PAGE_SIZE, &entry) ||
-		    !pte_present(entry))
-			continue;
-		census.present++;
-		if (pte_write(entry))
-			census.writable++;
-		if (!is_zero_pfn(pte_pfn(entry)))
-			census.pages[i] = pfn_to_page(pte_pfn(entry));
-	}
-	mmap_read_unlock(mm);
-	return census;
-}
-
-/*
- * The page-table pages of @mm, walked level by level over every pgd
- * entry below the user address space's end, in bytes as
- * mm_pgtables_bytes() counts them (VmPTE): a pte table per present pmd
- * entry, a pmd table per present pud entry and a pud table per present
- * p4d entry where those levels are not folded. (Above it, x86_64's pgd
- * holds the kernel's mappings, shared by every mm and not counted.)
- */
-#ifdef TASK_SIZE_MAX
-#define TASK_SIZE_OF_WALK	TASK_SIZE_MAX
-#else
-#define TASK_SIZE_OF_WALK	TASK_SIZE
-#endif
-
-static unsigned long walked_pgtables_bytes(struct mm_struct *mm)
-{
-	unsigned long bytes = 0, pgd_addr, pud_addr, pmd_addr;
-	unsigned int i, j, k;
-	pgd_t *pgd;
-	p4d_t *p4d;
-	pud_t *pud;
-	pmd_t *pmd;
-
-	for (i = 0; i < pgd_index(TASK_SIZE_OF_WALK - 1) + 1; i++) {
-		pgd_addr = (unsigned long)i << PGDIR_SHIFT;
-		pgd = pgd_offset(mm, pgd_addr);
-		if (pgd_none(*pgd) || pgd_bad(*pgd))
-			continue;
-		p4d = p4d_offset(pgd, pgd_addr);
-		if (p4d_none(*p4d) || p4d_bad(*p4d))
-			continue;
-#ifndef __PAGETABLE_PUD_FOLDED
-		bytes += PTRS_PER_PUD * sizeof(pud_t);
-#endif
-		for (j = 0; j < PTRS_PER_PUD; j++) {
-			pud_addr = pgd_addr + ((unsigned long)j << PUD_SHIFT);
-			pud = pud_offset(p4d, pud_addr);
-			if (pud_none(*pud) || pud_bad(*pud))
-				continue;
-#ifndef __PAGETABLE_PMD_FOLDED
-			bytes += PTRS_PER_PMD * sizeof(pmd_t);
-#endif
-			for (k = 0; k < PTRS_PER_PMD; k++) {
-				pmd_addr = pud_addr + ((unsigned long)k << PMD_SHIFT);
-				pmd = pmd_offset(pud, pmd_addr);
-				if (!pmd_none(*pmd) && !pmd_leaf(*pmd))
-					bytes += PTRS_PER_PTE * sizeof(pte_t);
-			}
-		}
-	}
-	return bytes;
-}
-
-/*
- * The child's rss counters against its page tables, walked now: each
- * present pte of a normal page counts in its folio's counter
- * (mm_counter()), each swap or migration entry as zap_pte_range() will
- * uncount it when the mm goes. A pte that copy_present_ptes() or
- * copy_nonpresent_pte() forgot to count would otherwise show only at
- * exit, in check_mm()'s "Bad rss-counter state". And its pgtables_bytes
- * (VmPTE) against the page-table pages walked at every level.
- */
-static void expect_rss_counters(struct kunit *test, struct mm_struct *mm)
-{
-	static const char *const names[NR_MM_COUNTERS] = {
-		[MM_FILEPAGES] = "MM_FILEPAGES", [MM_ANONPAGES] = "MM_ANONPAGES",
-		[MM_SWAPENTS] = "MM_SWAPENTS", [MM_SHMEMPAGES] = "MM_SHMEMPAGES",
-	};
-	unsigned long walked[NR_MM_COUNTERS] = {}, addr;
-	struct vm_area_struct *vma;
-	struct page *page;
-	swp_entry_t entry;
-	struct vma_iterator vmi;
-	pte_t pte;
-	int i;
-
-	vma_iter_init(&vmi, mm, 0);
-	mmap_read_lock(mm);
-	for_each_vma(vmi, vma) {
-		for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
-			if (!read_pte(mm, addr, &pte) || pte_none(pte))
-				continue;
-			if (pte_present(pte)) {
-				page = vm_normal_page(vma, addr, pte);
-				if (page)
-					walked[mm_counter(page_folio(page))]++;
-				continue;
-			}
-			entry = pte_to_swp_entry(pte);
-			if (!non_swap_entry(entry))
-				walked[MM_SWAPENTS]++;
-			else if (is_migration_entry(entry))
-				walked[mm_counter(pfn_swap_entry_folio(entry))]++;
-		}
-	}
-	for (i = 0; i < NR_MM_COUNTERS; i++)
-		KUNIT_EXPECT_EQ_MSG(test, get_mm_counter_sum(mm, i), walked[i],
-				    "the child's %s against its page tables",
-				    names[i]);
-	/* VmPTE: what dup_mmap()'s page-table allocations added up */
-	KUNIT_EXPECT_EQ_MSG(test, mm_pgtables_bytes(mm), walked_pgtables_bytes(mm),
-			    "the child's pgtables_bytes (VmPTE) against its page tables");
-	mmap_read_unlock(mm);
-}
-
 static bool has_vma(struct mm_struct *mm)
 {
 	bool found;
@@ -614,43 +323,15 @@ static bool has_vma(struct mm_struct *mm)
 	return found;
 }
 
-/* Read the vma at @addr in @mm into @buf; return the minor faults taken. */
-static unsigned long read_vma_at(struct kunit *test, struct mm_struct *mm,
-				 unsigned long addr, u8 *buf)
-{
-	unsigned long faults;
-
-	use_mm(mm);
-	faults = current->min_flt;
-	KUNIT_ASSERT_EQ(test, 0UL,
-			copy_from_user(buf, (void __user *)addr, FORK_SIZE));
-	return current->min_flt - faults;
-}
-
 static unsigned long read_vma(struct kunit *test, struct mm_struct *mm, u8 *buf)
 {
-	return read_vma_at(test, mm, FORK_ADDR, buf);
-}
-
-/* Write @len bytes of @seed's pattern at @addr of @mm, from @buf. */
-static void write_at(struct kunit *test, struct mm_struct *mm,
-		     unsigned long addr, size_t len, u8 seed, u8 *buf)
-{
-	fill(buf, seed);
-	use_mm(mm);
-	KUNIT_ASSERT_EQ(test, 0UL, copy_to_user((void __user *)addr, buf, len));
-}
-
-static void write_vma_at(struct kunit *test, struct mm_struct *mm,
-			 unsigned long addr, u8 seed, u8 *buf)
-{
-	write_at(test, mm, addr, FORK_SIZE, seed, buf);
+	return forklab_read_vma_at(test, mm, FORK_ADDR, buf);
 }
 
 static void write_vma(struct kunit *test, struct mm_struct *mm, u8 seed,
 		      u8 *buf)
 {
-	write_vma_at(test, mm, FORK_ADDR, seed, buf);
+	forklab_write_vma_at(test, mm, FORK_ADDR, seed, buf);
 }
 
 static void expect_bytes(struct kunit *test, const u8 *got, u8 seed,
@@ -660,7 +341,7 @@ static void expect_bytes(struct kunit *test, const u8 *got, u8 seed,
 
 	KUNIT_ASSERT_NOT_NULL(test, want);
 	if (seed)
-		fill(want, seed);
+		forklab_fill(want, seed);
 	else
 		memset(want, 0, FORK_SIZE);
 	KUNIT_EXPECT_MEMEQ_MSG(test, got, want, FORK_SIZE, "%s", who);
@@ -675,7 +356,7 @@ static void expect_bytes_half(struct kunit *test, const u8 *got,
 	KUNIT_ASSERT_NOT_NULL(test, want);
 	size_t i;
 
-	fill(want, PARENT_PATTERN);
+	forklab_fill(want, PARENT_PATTERN);
 	memset(want + FORK_SIZE / 2, 0, FORK_SIZE / 2);
 	for (i = 0; i < FORK_SIZE && got[i] == want[i]; i++)
 		;
@@ -683,230 +364,6 @@ static void expect_bytes_half(struct kunit *test, const u8 *got,
 			    "%s: first wrong byte at %zu (page %zu): %#x, want %#x",
 			    who, i, i / PAGE_SIZE, i < FORK_SIZE ? got[i] : 0,
 			    i < FORK_SIZE ? want[i] : 0);
-}
-
-/*
- * A test-only "device": FORK_PAGES pages the test owns, which the file's
- * mmap() maps the way drivers do. The pages are freed after both mms.
- */
-struct device_pages {
-	struct page *pages;	/* order-2, physically contiguous */
-	bool pfnmap;
-	bool reserved;		/* PageReserved while mapped */
-};
-
-static int device_mmap(struct file *file, struct vm_area_struct *vma)
-{
-	struct device_pages *dev = file->private_data;
-	unsigned int i;
-	int err;
-
-	if (vma->vm_end - vma->vm_start != FORK_SIZE || vma->vm_pgoff)
-		return -EINVAL;
-	if (dev->pfnmap)
-		return remap_pfn_range(vma, vma->vm_start,
-				       page_to_pfn(dev->pages), FORK_SIZE,
-				       vma->vm_page_prot);
-	for (i = 0; i < FORK_PAGES; i++) {
-		err = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
-				     dev->pages + i);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-static const struct file_operations device_fops = {
-	.owner = THIS_MODULE,
-	.mmap = device_mmap,
-};
-
-static void free_device_pages(void *data)
-{
-	struct device_pages *dev = data;
-	unsigned int i;
-
-	for (i = 0; i < FORK_PAGES; i++) {
-		if (dev->reserved)
-			ClearPageReserved(dev->pages + i);
-		__free_page(dev->pages + i);
-	}
-}
-
-static struct file *device_file(struct kunit *test, bool pfnmap,
-				bool reserved)
-{
-	unsigned int i;
-	struct device_pages *dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
-	struct file *file;
-
-	KUNIT_ASSERT_NOT_NULL(test, dev);
-	dev->pfnmap = pfnmap;
-	dev->pages = alloc_pages(GFP_KERNEL | __GFP_ZERO, get_order(FORK_SIZE));
-	KUNIT_ASSERT_NOT_NULL(test, dev->pages);
-	/* vm_insert_page() maps each page on its own: refcount each. */
-	split_page(dev->pages, get_order(FORK_SIZE));
-	dev->reserved = reserved;
-	for (i = 0; reserved && i < FORK_PAGES; i++)
-		SetPageReserved(dev->pages + i);
-	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, free_device_pages, dev));
-	file = anon_inode_getfile("forklab-device", &device_fops, dev, O_RDWR);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, fput_action, file));
-	return file;
-}
-
-static bool is_device(const struct fork_case *row)
-{
-	return row->mapping == PFNMAP_DEVICE || row->mapping == MIXEDMAP_DEVICE ||
-	       row->mapping == PRIVATE_MIXEDMAP_DEVICE ||
-	       row->mapping == RESERVED_MIXEDMAP_DEVICE;
-}
-
-/* A tmpfs file holding FILE_PATTERN, opened as the row maps it. */
-static struct file *row_file(struct kunit *test, const struct fork_case *row)
-{
-	struct file *file, *rdonly;
-	u8 *buf;
-	loff_t pos = 0;
-
-	if (row->mapping == PRIVATE_ANON || row->mapping == SHARED_ANON)
-		return NULL;
-	if (is_device(row))
-		return device_file(test, row->mapping == PFNMAP_DEVICE,
-				   row->mapping == RESERVED_MIXEDMAP_DEVICE);
-	file = shmem_file_setup("forklab-fork", FORK_SIZE, VM_NORESERVE);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, fput_action, file));
-	buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, buf);
-	fill(buf, FILE_PATTERN);
-	KUNIT_ASSERT_EQ(test, (ssize_t)FORK_SIZE,
-			kernel_write(file, buf, FORK_SIZE, &pos));
-	if (row->mapping != SHARED_FILE_RDONLY)
-		return file;
-	rdonly = dentry_open(&file->f_path, O_RDONLY, current_cred());
-	KUNIT_ASSERT_FALSE(test, IS_ERR(rdonly));
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, fput_action, rdonly));
-	return rdonly;
-}
-
-static unsigned long row_flags(const struct fork_case *row)
-{
-	switch (row->mapping) {
-	case PRIVATE_ANON:
-		return MAP_PRIVATE | MAP_ANONYMOUS;
-	case SHARED_ANON:
-		return MAP_SHARED | MAP_ANONYMOUS;
-	case PRIVATE_FILE:
-	case PRIVATE_MIXEDMAP_DEVICE:
-		return MAP_PRIVATE;
-	default:
-		return MAP_SHARED;
-	}
-}
-
-/* Writes of either side show to the other. */
-static bool is_shared(const struct fork_case *row)
-{
-	return row->mapping != PRIVATE_ANON && row->mapping != PRIVATE_FILE &&
-	       row->mapping != PRIVATE_MIXEDMAP_DEVICE;
-}
-
-/* FOLL_PIN the first page, as O_DIRECT or RDMA would; unpinned at the end. */
-static void pin_first_page(struct kunit *test, struct mm_struct *mm,
-			   unsigned long addr)
-{
-	struct page *page;
-	long pinned;
-
-	mmap_read_lock(mm);
-	pinned = pin_user_pages_remote(mm, addr, 1, FOLL_WRITE, &page, NULL);
-	mmap_read_unlock(mm);
-	KUNIT_ASSERT_EQ(test, pinned, 1L);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, unpin_action, page));
-	KUNIT_ASSERT_TRUE(test, test_bit(MMF_HAS_PINNED, &mm->flags));
-}
-
-#ifndef CONFIG_ARCH_HAS_SYSCALL_WRAPPER
-/* Map file page FORK_PAGES-1-i at page i, with the syscall itself. */
-static void remap_reversed(struct kunit *test, unsigned long addr)
-{
-	unsigned int i;
-
-	for (i = 0; i < FORK_PAGES; i++)
-		KUNIT_ASSERT_EQ(test, 0L,
-				sys_remap_file_pages(addr + i * PAGE_SIZE, PAGE_SIZE,
-						     0, FORK_PAGES - 1 - i, 0));
-}
-#elif defined(CONFIG_X86_64)
-/* x86_64's syscalls take their arguments in a pt_regs, as the entry code left them. */
-long __x64_sys_remap_file_pages(const struct pt_regs *regs);
-
-static void remap_reversed(struct kunit *test, unsigned long addr)
-{
-	struct pt_regs regs = { .si = PAGE_SIZE };
-	unsigned int i;
-
-	for (i = 0; i < FORK_PAGES; i++) {
-		regs.di = addr + i * PAGE_SIZE;
-		regs.r10 = FORK_PAGES - 1 - i;
-		KUNIT_ASSERT_EQ(test, 0L, __x64_sys_remap_file_pages(&regs));
-	}
-}
-#else
-static void remap_reversed(struct kunit *test, unsigned long addr)
-{
-	KUNIT_FAIL(test, "remap_file_pages rows need a direct sys_ call");
-}
-#endif
-
-/* Map @row's vma at @addr of @mm and access it as the row says. */
-static void map_row(struct kunit *test, struct mm_struct *mm,
-		    const struct fork_case *row, struct file *file,
-		    unsigned long addr, u8 *buf)
-{
-	unsigned long mapped;
-	int poked;
-
-	use_mm(mm);
-	mapped = vm_mmap(file, addr, FORK_SIZE, row->prot,
-			 row_flags(row) | MAP_FIXED_NOREPLACE, 0);
-	KUNIT_ASSERT_EQ(test, mapped, addr);
-	if (row->advice)
-		KUNIT_ASSERT_EQ(test, 0,
-				do_madvise(mm, addr, FORK_SIZE, row->advice));
-	if (row->remap_reversed)
-		remap_reversed(test, addr);
-	if (row->access == WRITES) {
-		write_vma_at(test, mm, addr, PARENT_PATTERN, buf);
-	} else if (row->access == WRITES_HALF) {
-		write_at(test, mm, addr, FORK_SIZE / 2, PARENT_PATTERN, buf);
-	} else if (row->access == READS) {
-		read_vma_at(test, mm, addr, buf);
-	} else if (row->access == POKES) {
-		fill(buf, PARENT_PATTERN);
-		use_mm(NULL);
-		poked = access_remote_vm(mm, addr, buf, FORK_SIZE,
-					 FOLL_WRITE | FOLL_FORCE);
-		/* cda540ace6a1: no COW inside a shared mapping, forced or not */
-		KUNIT_ASSERT_EQ(test, poked, is_shared(row) ? 0 : (int)FORK_SIZE);
-	}
-	if (row->pin)
-		pin_first_page(test, mm, addr);
-}
-
-/* The parent: one vma as the row describes, accessed as it says. */
-static struct mm_struct *build_parent(struct kunit *test,
-				      const struct fork_case *row, u8 *buf)
-{
-	/* The file first: its pages must outlive the mm that maps them. */
-	struct file *file = row_file(test, row);
-	struct mm_struct *mm = new_mm(test);
-
-	map_row(test, mm, row, file, FORK_ADDR, buf);
-	return mm;
 }
 
 static void restore_fault_around(void *pages)
@@ -918,7 +375,7 @@ static void set_fault_around(struct kunit *test, unsigned long pages)
 {
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, restore_fault_around,
-				(void *)READ_ONCE(fault_around_pages)));
+						  (void *)READ_ONCE(fault_around_pages)));
 	WRITE_ONCE(fault_around_pages, pages);
 }
 
@@ -945,7 +402,7 @@ static void expect_cow_state(struct kunit *test, const struct fork_case *row,
 			     const struct pte_census *parent,
 			     const struct pte_census *child)
 {
-	bool early_cow = row->pin && !is_shared(row);
+	bool early_cow = row->pin && !forklab_is_shared(row);
 	unsigned int i;
 
 	for (i = 0; i < FORK_PAGES; i++) {
@@ -959,7 +416,7 @@ static void expect_cow_state(struct kunit *test, const struct fork_case *row,
 		KUNIT_EXPECT_PTR_EQ_MSG(test, parent->pages[i],
 					before->pages[i], "page %u", i);
 	}
-	if (is_shared(row)) {
+	if (forklab_is_shared(row)) {
 		KUNIT_EXPECT_EQ(test, parent->writable, before->writable);
 		KUNIT_EXPECT_EQ(test, child->writable, before->writable);
 	} else {
@@ -987,7 +444,7 @@ static void expect_child_view(struct kunit *test, const struct fork_case *row,
 	want = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, file);
 	KUNIT_ASSERT_NOT_NULL(test, want);
-	fill(file, FILE_PATTERN);
+	forklab_fill(file, FILE_PATTERN);
 	for (i = 0; i < FORK_PAGES; i++)
 		memcpy(want + i * PAGE_SIZE,
 		       file + (FORK_PAGES - 1 - i) * PAGE_SIZE, PAGE_SIZE);
@@ -1006,7 +463,7 @@ static enum fork_outcome policy_outcome(const struct fork_case *row,
 	if (row->outcome != SKIPPED || row->advice == MADV_WIPEONFORK ||
 	    !before->present)
 		return row->outcome;
-	return policy_copies(is_shared(row) ? VM_MAYSHARE : 0, false) ?
+	return policy_copies(forklab_is_shared(row) ? VM_MAYSHARE : 0, false) ?
 	       COPIED : SKIPPED;
 }
 
@@ -1019,9 +476,9 @@ static struct fork_counts expected_counts(const struct fork_case *row,
 					  struct mm_struct *parent,
 					  const struct pte_census *before)
 {
-	bool device = is_device(row);
+	bool device = forklab_is_device(row);
 	vm_flags_t flags = (device ? VM_PFNMAP : 0) |
-			   (is_shared(row) ? VM_MAYSHARE : 0);
+			   (forklab_is_shared(row) ? VM_MAYSHARE : 0);
 	struct fork_counts want = {};
 	enum fork_count reason;
 
@@ -1042,9 +499,9 @@ static struct fork_counts expected_counts(const struct fork_case *row,
 static void expect_torn_down(struct kunit *test, struct mm_struct *parent,
 			     struct mm_struct *child, unsigned long pagetables)
 {
-	use_mm(NULL);
-	kunit_release_action(test, mmput_action, child);
-	kunit_release_action(test, mmput_action, parent);
+	forklab_use_mm(NULL);
+	kunit_release_action(test, forklab_mmput_action, child);
+	kunit_release_action(test, forklab_mmput_action, parent);
 	if (!IS_ENABLED(CONFIG_SMP))
 		KUNIT_EXPECT_EQ_MSG(test,
 				    global_node_page_state(NR_PAGETABLE), pagetables,
@@ -1079,10 +536,10 @@ static struct fork_run *start_fork(struct kunit *test,
 	run->pagetables = global_node_page_state(NR_PAGETABLE);
 	run->buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, run->buf);
-	run->parent = build_parent(test, row, run->buf);
+	run->parent = forklab_build_parent(test, row, run->buf);
 
 	lru_add_drain();	/* an LRU batch holds page refs of its own */
-	run->before = take_census(run->parent, FORK_ADDR);
+	run->before = forklab_take_census(run->parent, FORK_ADDR);
 	for (i = 0; i < FORK_PAGES; i++)
 		if (run->before.pages[i])
 			run->refs[i] = page_ref_count(run->before.pages[i]);
@@ -1093,7 +550,7 @@ static struct fork_run *start_fork(struct kunit *test,
 		       (run->outcome == COPIED ? run->before.present : 0);
 	want = expected_counts(row, run->parent, &run->before);
 	counts = read_fork_counts(test);
-	run->child = fork_mm(test, run->parent);
+	run->child = forklab_fork_mm(test, run->parent);
 	expect_fork_counts(test, &counts, &want);
 	return run;
 }
@@ -1104,9 +561,9 @@ static void check_copy(struct kunit *test, struct fork_run *run)
 	struct pte_census parent_after, child_after;
 
 	KUNIT_ASSERT_TRUE(test, has_vma(run->child));
-	expect_rss_counters(test, run->child);
-	child_after = take_census(run->child, FORK_ADDR);
-	parent_after = take_census(run->parent, FORK_ADDR);
+	forklab_expect_rss_counters(test, run->child);
+	child_after = forklab_take_census(run->child, FORK_ADDR);
+	parent_after = forklab_take_census(run->parent, FORK_ADDR);
 	if (run->row->outcome == COPIED)	/* upstream copies: nothing to fault */
 		KUNIT_EXPECT_EQ(test, run->before.present, FORK_PAGES);
 	if (run->outcome == COPIED) {
@@ -1132,8 +589,8 @@ static void check_child_refs_dropped(struct kunit *test, struct fork_run *run)
 {
 	unsigned int i;
 
-	use_mm(NULL);
-	kunit_release_action(test, mmput_action, run->child);
+	forklab_use_mm(NULL);
+	kunit_release_action(test, forklab_mmput_action, run->child);
 	run->child = NULL;
 	lru_add_drain();
 	for (i = 0; i < FORK_PAGES; i++)
@@ -1147,7 +604,7 @@ static void check_default_faults(struct kunit *test, struct fork_run *run,
 				 unsigned long default_fault_around)
 {
 	WRITE_ONCE(fault_around_pages, default_fault_around);
-	run->child = fork_mm(test, run->parent);
+	run->child = forklab_fork_mm(test, run->parent);
 	KUNIT_EXPECT_EQ(test, read_vma(test, run->child, run->buf),
 			run->missing ? (unsigned long)run->row->default_faults : 0UL);
 }
@@ -1159,15 +616,15 @@ static void check_writes(struct kunit *test, struct fork_run *run)
 
 	write_vma(test, run->child, CHILD_PATTERN, run->buf);
 	read_vma(test, run->parent, run->buf);
-	if (row->access == WRITES_HALF && !is_shared(row))
+	if (row->access == WRITES_HALF && !forklab_is_shared(row))
 		expect_bytes_half(test, run->buf, "parent after the child wrote");
 	else
-		expect_bytes(test, run->buf, is_shared(row) ? CHILD_PATTERN :
+		expect_bytes(test, run->buf, forklab_is_shared(row) ? CHILD_PATTERN :
 			     row->access == WRITES ? PARENT_PATTERN :
 			     child_seed(row), "parent after the child wrote");
 	write_vma(test, run->parent, PARENT_PATTERN_2, run->buf);
 	read_vma(test, run->child, run->buf);
-	expect_bytes(test, run->buf, is_shared(row) ? PARENT_PATTERN_2 :
+	expect_bytes(test, run->buf, forklab_is_shared(row) ? PARENT_PATTERN_2 :
 		     CHILD_PATTERN, "child after the parent wrote");
 }
 
@@ -1282,12 +739,12 @@ static bool swap_pte(struct mm_struct *mm, unsigned long addr, pte_t entry,
 		     pte_t *old)
 {
 	struct vm_area_struct *vma;
-	spinlock_t *ptl;
+	spinlock_t *ptl;	/* the pte table's lock */
 	pte_t *pte;
 
 	mmap_write_lock(mm);
 	vma = vma_lookup(mm, addr);
-	pte = vma ? lock_pte(mm, addr, &ptl) : NULL;
+	pte = vma ? forklab_lock_pte(mm, addr, &ptl) : NULL;
 	if (pte) {
 		*old = ptep_get_and_clear(mm, addr, pte);
 		set_pte_at(mm, addr, pte, entry);
@@ -1335,7 +792,7 @@ static swp_entry_t entry_at(struct kunit *test, struct mm_struct *mm,
 	pte_t pte;
 
 	mmap_read_lock(mm);
-	KUNIT_EXPECT_TRUE(test, read_pte(mm, addr, &pte));
+	KUNIT_EXPECT_TRUE(test, forklab_read_pte(mm, addr, &pte));
 	mmap_read_unlock(mm);
 	if (pte_none(pte) || pte_present(pte))
 		return (swp_entry_t){ 0 };
@@ -1385,12 +842,12 @@ static struct mm_struct *entry_parent(struct kunit *test,
 	struct mm_struct *mm;
 
 	if (!row->file_page) {
-		mm = build_parent(test, &anon, buf);
+		mm = forklab_build_parent(test, &anon, buf);
 	} else {
-		mm = build_parent(test, &file, buf);
-		write_at(test, mm, FORK_ADDR, PAGE_SIZE, PARENT_PATTERN, buf);
+		mm = forklab_build_parent(test, &file, buf);
+		forklab_write_at(test, mm, FORK_ADDR, PAGE_SIZE, PARENT_PATTERN, buf);
 	}
-	use_mm(NULL);
+	forklab_use_mm(NULL);
 	return mm;
 }
 
@@ -1410,14 +867,14 @@ static void fork_entry_test(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	parent = entry_parent(test, row, buf);
 	lru_add_drain();
-	before = take_census(parent, FORK_ADDR);
+	before = forklab_take_census(parent, FORK_ADDR);
 	KUNIT_ASSERT_EQ(test, before.present, FORK_PAGES);
 
 	if (row->kind == MARKER) {
-		use_mm(parent);
+		forklab_use_mm(parent);
 		KUNIT_ASSERT_EQ(test, 0, do_madvise(parent, mark, PAGE_SIZE,
 						    MADV_DONTNEED));
-		use_mm(NULL);
+		forklab_use_mm(NULL);
 		exchange_pte(test, parent, mark,
 			     make_pte_marker(row->marker));
 	} else {
@@ -1434,14 +891,15 @@ static void fork_entry_test(struct kunit *test)
 		entry = make_migration_entry(row->kind, pfn);
 		planted->orig = exchange_pte(test, parent, mig,
 					     swp_entry_to_pte(entry));
-		KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-				unplant_migration, planted));
+		KUNIT_ASSERT_EQ(test, 0,
+				kunit_add_action_or_reset(test, unplant_migration,
+							  planted));
 	}
 
 	/* its action runs before unplant_migration's: the folio is locked */
-	child = fork_mm(test, parent);
-	expect_rss_counters(test, child);
-	after = take_census(child, FORK_ADDR);
+	child = forklab_fork_mm(test, parent);
+	forklab_expect_rss_counters(test, child);
+	after = forklab_take_census(child, FORK_ADDR);
 	KUNIT_EXPECT_EQ(test, after.present, FORK_PAGES - 1);
 	KUNIT_EXPECT_EQ(test, after.writable, 0U);
 	if (row->kind == MARKER) {
@@ -1461,7 +919,7 @@ static void fork_entry_test(struct kunit *test)
 	expect_migration_entry(test, child, mig, pfn, "child");
 	expect_migration_entry(test, parent, mig, pfn, "parent");
 	/* gone while the folio is still locked; it took no reference */
-	kunit_release_action(test, mmput_action, child);
+	kunit_release_action(test, forklab_mmput_action, child);
 	KUNIT_EXPECT_EQ(test, folio_ref_count(planted->folio), refs);
 	kunit_release_action(test, unplant_migration, planted);
 }
@@ -1572,14 +1030,14 @@ static void anon_vma_reuse_test(struct kunit *test)
 	u8 *buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
-	gen1 = build_parent(test, &anon, buf);
-	use_mm(NULL);
-	gen2 = fork_mm(test, gen1);
-	write_at(test, gen2, FORK_ADDR + PAGE_SIZE, PAGE_SIZE, CHILD_PATTERN, buf);
-	use_mm(NULL);
-	gen3 = fork_mm(test, gen2);
+	gen1 = forklab_build_parent(test, &anon, buf);
+	forklab_use_mm(NULL);
+	gen2 = forklab_fork_mm(test, gen1);
+	forklab_write_at(test, gen2, FORK_ADDR + PAGE_SIZE, PAGE_SIZE, CHILD_PATTERN, buf);
+	forklab_use_mm(NULL);
+	gen3 = forklab_fork_mm(test, gen2);
 	if (row->gen3_sibling)
-		fork_mm(test, gen2);
+		forklab_fork_mm(test, gen2);
 	a = vma_anon_vma(gen1);
 	b = vma_anon_vma(gen2);
 	c = vma_anon_vma(gen3);
@@ -1591,9 +1049,9 @@ static void anon_vma_reuse_test(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, c->root, a);
 	/* gen3's chain keeps B alive once gen2 is gone */
 	if (row->gen2_gone)
-		kunit_release_action(test, mmput_action, gen2);
+		kunit_release_action(test, forklab_mmput_action, gen2);
 
-	gen4 = fork_mm(test, gen3);
+	gen4 = forklab_fork_mm(test, gen3);
 	d = vma_anon_vma(gen4);
 	if (row->reuse)
 		KUNIT_EXPECT_PTR_EQ_MSG(test, d, b, "gen4 did not reuse gen2's anon_vma");
@@ -1603,7 +1061,7 @@ static void anon_vma_reuse_test(struct kunit *test)
 				      "gen4 reused an anon_vma (A %d, B %d, C %d)",
 				      d == a, d == b, d == c);
 	if (row->fork_twice) {
-		gen4 = fork_mm(test, gen3);
+		gen4 = forklab_fork_mm(test, gen3);
 		d = vma_anon_vma(gen4);
 		KUNIT_EXPECT_TRUE_MSG(test, d != a && d != b && d != c &&
 				      d->parent == c,
@@ -1611,8 +1069,8 @@ static void anon_vma_reuse_test(struct kunit *test)
 				      d == a, d == b, d == c);
 	}
 	KUNIT_EXPECT_PTR_EQ(test, d->root, a);
-	expect_rss_counters(test, gen4);
-	census = take_census(gen4, FORK_ADDR);
+	forklab_expect_rss_counters(test, gen4);
+	census = forklab_take_census(gen4, FORK_ADDR);
 	KUNIT_ASSERT_TRUE(test, census.pages[0] && census.pages[1]);
 	expect_rmap_finds_all(test, census.pages[0], "page 0 (A's)");
 	expect_rmap_finds_all(test, census.pages[1], "page 1 (B's)");
@@ -1755,7 +1213,7 @@ static void snapshot(struct mm_struct *mm, struct parent_state *state)
 	flush_delayed_fput();
 	lru_add_drain();
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++) {
-		state->census[i] = take_census(mm, slot_addr(i));
+		state->census[i] = forklab_take_census(mm, slot_addr(i));
 		for (j = 0; j < FORK_PAGES; j++)
 			state->refs[i][j] = state->census[i].pages[j] ?
 				page_ref_count(state->census[i].pages[j]) : 0;
@@ -1813,16 +1271,16 @@ static void take_child_image(struct kunit *test, struct mm_struct *child,
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
-		image->present[i] = take_census(child, slot_addr(i)).present;
+		image->present[i] = forklab_take_census(child, slot_addr(i)).present;
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++) {
 		mmap_read_lock(child);
 		image->mapped[i] = find_vma_intersection(child, slot_addr(i),
-						slot_addr(i) + FORK_SIZE);
+							 slot_addr(i) + FORK_SIZE);
 		mmap_read_unlock(child);
 		if (image->mapped[i])
-			read_vma_at(test, child, slot_addr(i), image->bytes[i]);
+			forklab_read_vma_at(test, child, slot_addr(i), image->bytes[i]);
 	}
-	use_mm(NULL);
+	forklab_use_mm(NULL);
 }
 
 #if IS_ENABLED(CONFIG_FAULT_INJECTION_NTH_SITE)
@@ -1907,13 +1365,13 @@ static void check_injection(struct kunit *test, struct fail_sites *sites,
 	if (tolerated) {
 		site->tolerated++;
 		KUNIT_EXPECT_NOT_NULL_MSG(test, why,
-			"N=%u: dup_mm() went on after a failure in %s%s, which has no fallback",
-			n, site->name, fail_nth_via_names[site->via]);
+					  "N=%u: dup_mm() went on after a failure in %s%s, which has no fallback",
+					  n, site->name, fail_nth_via_names[site->via]);
 	} else {
 		site->failed++;
 		KUNIT_EXPECT_NULL_MSG(test, why,
-			"N=%u: a failure in %s failed dup_mm(), although %s",
-			n, site->name, why);
+				      "N=%u: a failure in %s failed dup_mm(), although %s",
+				      n, site->name, why);
 	}
 }
 
@@ -1971,13 +1429,13 @@ static void dup_mm_fault_injection(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, after);
 
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
-		files[i] = row_file(test, &fork_cases[i]);
-	parent = new_mm(test);
+		files[i] = forklab_row_file(test, &fork_cases[i]);
+	parent = forklab_new_mm(test);
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
-		map_row(test, parent, &fork_cases[i], files[i], slot_addr(i), buf);
+		forklab_map_row(test, parent, &fork_cases[i], files[i], slot_addr(i), buf);
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
-		read_vma_at(test, parent, slot_addr(i), bytes + i * FORK_SIZE);
-	use_mm(NULL);
+		forklab_read_vma_at(test, parent, slot_addr(i), bytes + i * FORK_SIZE);
+	forklab_use_mm(NULL);
 	snapshot(parent, before);
 
 	for (i = 0; i < ARRAY_SIZE(fail_nth_knobs); i++)
@@ -2021,7 +1479,7 @@ static void dup_mm_fault_injection(struct kunit *test)
 			 * child of a fork without injection, row by row.
 			 */
 			take_child_image(test, child, got);
-			expect_rss_counters(test, child);
+			forklab_expect_rss_counters(test, child);
 			mmput(child);
 			for (i = 0; i < ARRAY_SIZE(fork_cases); i++) {
 				KUNIT_EXPECT_EQ_MSG(test, got->present[i], want->present[i],
@@ -2030,7 +1488,8 @@ static void dup_mm_fault_injection(struct kunit *test)
 						    "N=%u, row %u: child's vma", n, i);
 				if (got->mapped[i] && want->mapped[i])
 					KUNIT_EXPECT_MEMEQ_MSG(test, got->bytes[i], want->bytes[i],
-							       FORK_SIZE, "N=%u, row %u: child's bytes",
+							       FORK_SIZE,
+							       "N=%u, row %u: child's bytes",
 							       n, i);
 			}
 			tolerated++;
@@ -2048,11 +1507,11 @@ static void dup_mm_fault_injection(struct kunit *test)
 	KUNIT_ASSERT_LT(test, n, 100000U);
 
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++) {
-		read_vma_at(test, parent, slot_addr(i), buf);
+		forklab_read_vma_at(test, parent, slot_addr(i), buf);
 		KUNIT_EXPECT_MEMEQ_MSG(test, buf, bytes + i * FORK_SIZE, FORK_SIZE,
 				       "row %u: %s", i, fork_cases[i].desc);
 	}
-	use_mm(NULL);
+	forklab_use_mm(NULL);
 	kunit_info(test, "dup_mm(): %u injection points, %u failed cleanly, %u tolerated; parent intact after each\n",
 		   n - 1, failed, tolerated);
 #if IS_ENABLED(CONFIG_FAULT_INJECTION_NTH_SITE)
@@ -2151,14 +1610,14 @@ static void anon_vma_clone_retry_fails(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, after);
 
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
-		files[i] = row_file(test, &fork_cases[i]);
-	origin = new_mm(test);
+		files[i] = forklab_row_file(test, &fork_cases[i]);
+	origin = forklab_new_mm(test);
 	for (i = 0; i < ARRAY_SIZE(fork_cases); i++)
-		map_row(test, origin, &fork_cases[i], files[i], slot_addr(i), buf);
-	use_mm(NULL);
+		forklab_map_row(test, origin, &fork_cases[i], files[i], slot_addr(i), buf);
+	forklab_use_mm(NULL);
 	parent = dup_mm(current, origin);
 	KUNIT_ASSERT_NOT_NULL(test, parent);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, mmput_action, parent));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, forklab_mmput_action, parent));
 	snapshot(parent, before);
 
 	for (i = 0; i < ARRAY_SIZE(fail_nth_knobs); i++)
@@ -2200,6 +1659,7 @@ static struct kunit_suite fork_test_suite = {
 	.name = "forklab_fork",
 	.test_cases = fork_test_cases,
 };
+
 kunit_test_suites(&fork_test_suite, &fork_entry_suite, &fork_anon_vma_suite);
 
 MODULE_DESCRIPTION("KUnit tests of fork()'s page-table copy, per mapping kind");
