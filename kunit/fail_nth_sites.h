@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * How forklab names a fail-nth injection point, and which may be
- * tolerated. Shared by kunit/fork_test.c (in the kernel, from
- * fault_nth_site()) and mm-tests/fork_fail_nth.c (user space, from
- * /sys/kernel/debug/fail_nth_site): both see the stack of the failed
- * check, innermost frame first, as function names.
+ * tolerated. Shared by kunit/fork_fault_injection_test.c (in the
+ * kernel, from fault_nth_site()) and mm-tests/fork_fail_nth.c (user
+ * space, from /sys/kernel/debug/fail_nth_site): both see the stack of
+ * the failed check, innermost frame first, as function names.
  *
  * The site of an injection is the first frame that is not the
  * allocator's own: the function that asked for the memory
@@ -128,7 +128,6 @@ static const char *const fail_nth_via_names[] = {
 	[FAIL_NTH_SLAB_REFILL] = ", slab refill",
 	[FAIL_NTH_BULK] = ", bulk",
 };
-
 
 static inline int fail_nth_frame_is(const char *frame, const char *prefix)
 {

@@ -65,6 +65,21 @@ struct fork_case {
 
 #define RW	(PROT_READ | PROT_WRITE)
 
+/*
+ * forklab_fork's rows (fork_test.c), which forklab_fork_fault_injection
+ * maps all at once. remap_file_pages() takes a direct call of its
+ * syscall, which only some arches give a test (forklab_mm.c).
+ */
+#if !defined(CONFIG_ARCH_HAS_SYSCALL_WRAPPER) || defined(CONFIG_X86_64)
+#define FORK_REMAP_FILE_PAGES	1
+#else
+#define FORK_REMAP_FILE_PAGES	0
+#endif
+/* checked against the table where it is defined */
+#define NR_FORK_CASES	(17 + FORK_REMAP_FILE_PAGES)
+
+extern const struct fork_case forklab_fork_cases[];
+
 /* Distinct bytes for each writer, so that a mix-up names its source. */
 enum pattern { FILE_PATTERN = 0x11, PARENT_PATTERN = 0x5a,
 	       CHILD_PATTERN = 0xc3, PARENT_PATTERN_2 = 0x3c };
