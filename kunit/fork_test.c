@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of fork()'s page-table copy as the kernel does it: build a
- * parent mm with real mappings, fork it with dup_mm(), and check per vma
+ * forklab_fork: fork()'s page-table copy as the kernel does it, one row
+ * per mapping kind: build a parent mm with a real mapping, fork it with
+ * dup_mm(), and check the vma
  *
  *   (a) copied or skipped: the child's present ptes right after fork;
  *   (b) contents: the child reads the parent's bytes, and after either
@@ -19,153 +20,8 @@
  * counters (patches/0007), checked around each fork, may differ.
  *
  * How the test thread forks and where a row's vma lies: forklab_mm.h.
- *
- * What dup_mmap() (kernel/fork.c) hands the child, line by line, and the
- * row that fails if the line is wrong (KUnit here; mm-tests/ by program;
- * "x86_64" where UML cannot have it: the QEMU target's, issue 11):
- *
- *   line                          hands over              checked by
- *   dup_mm_exe_file()             /proc/PID/exe           fork_handover 1
- *   total_vm, data_vm, exec_vm,   VmSize, VmData, VmExe,  child_figures (after
- *   stack_vm copied               VmStk                   VM_DONTCOPY: mutant 16)
- *   __mt_dup()                    the vma tree            every row; fault
- *                                                         injection (mas_dup_build)
- *   VM_DONTCOPY: dropped,         no vma, figures         MADV_DONTFORK rows
- *   vm_stat_account()                                     (mutant 10), child_figures
- *   fatal_signal_pending()        -EINTR when killed      none yet
- *   VM_ACCOUNT: charged           Committed_AS            child_figures (mutant 17),
- *                                                         fault injection per attempt
- *   vm_area_dup()                 the vma's fields        every row
- *   untrack_pfn_clear()           PAT memtype             x86_64
- *   vma_dup_policy()              NUMA policy             x86_64 (UML has no NUMA)
- *   dup_userfaultfd()             the uffd context        fork_uffd (mutant 34);
- *                                 (below)                 uffd-wp: x86_64
- *   VM_WIPEONFORK: no anon_vma,   zeros                   MADV_WIPEONFORK rows
- *   no copy_page_range()                                  (mutant 09)
- *   anon_vma_fork()               rmap of COW'd pages     (below)
- *   VM_LOCKED_MASK cleared        unlocked vmas           mlock() and MLOCK_ONFAULT
- *                                                         rows (smaps lo, lf; 24),
- *                                                         child_figures
- *   hugetlb_dup_vma_private()     reservations            x86_64
- *   vma_iter_bulk_store(),        the vma in the tree,    every row; exit_mmap()'s
- *   map_count++                   its count               map_count check (console)
- *   vm_ops->open()                driver/shm refcount     fork_handover 2 (mutant 21)
- *   get_file(), i_mmap insert     file rmap               fork_handover 3 (truncate)
- *   mapping_allow_writable()      i_mmap_writable         fork_handover 4 (mutant 22)
- *   copy_page_range()             the ptes (below)        every row
- *   error path: XA_ZERO_ENTRY,    a clean teardown        dup_mm_fault_injection,
- *   MMF_OOM_SKIP, MMF_UNSTABLE                            fork_fail_nth (mutant 11)
- *   ksm_fork()                    ksmd's list, no KSM     (below)
- *                                 figures of its own
- *   khugepaged_fork()             khugepaged's list       x86_64 (UML has no THP)
- *   dup_mm(): hiwater_rss/_vm     VmHWM, VmPeak           child_figures (mutant 18)
- *   mm_init()                     what a new mm starts    (below)
- *                                 with
- *
- * mm_init() on the child's mm (after dup_mm()'s memcpy of the parent's):
- *
- *   line                          hands over              checked by
- *   INIT_LIST_HEAD(&mm->mmlist)   off swapoff's list      swap_sharing 1 (a stale
- *                                 until it has swap       list head would skip the
- *                                 entries                 list_add: mutant 28's way)
- *   map_count = 0                 counted by dup_mmap()   exit_mmap()'s check (console)
- *   mm_pgtables_bytes_init()      VmPTE, counted per      forklab_expect_rss_counters()
- *                                 table allocated         (every level walked)
- *   locked_vm = 0                 VmLck                   child_figures, mlocked rows
- *   pinned_vm = 0                 VmPin                   child_figures (mutant 29)
- *   rss_stat zeroed               counted pte by pte      forklab_expect_rss_counters(),
- *                                                         child_figures (15, 19, 25)
- *   exe_file = NULL               dup_mm_exe_file() sets  fork_handover 1 (20); the
- *                                 it (the NULL matters    NULL alone: none (only
- *                                 on its -EINTR path)     a killed fork sees it)
- *   flags = mmf_init_flags()      THP disable, KSM        fork_handover 6-10
- *                                 merge-any, MDWE, dump   (mutant 30)
- *                                 filter, dumpable
- *   def_flags & VM_INIT_DEF_MASK  not mlockall()'s        fork_handover 11, 12 (31)
- *                                 VM_LOCKED, LOCKONFAULT
- *   mm_alloc_pgd(), rss percpu    the page tables, the    dup_mm_fault_injection,
- *   counters: failure paths       counters                fork_fail_nth (pgd_alloc)
- *
- * anon_vma_fork() and anon_vma_clone() (mm/rmap.c):
- *
- *   no anon_vma in the parent     nothing (lazy skip)     "never touched" rows
- *   clone every parent chain      rmap of shared pages    forklab_fork_anon_vma
- *   entry (GFP_NOWAIT, then                               (rmap walk), fault
- *   GFP_KERNEL)                                           injection, *_retry_fails
- *   reuse an anon_vma with no     no new anon_vma         forklab_fork_anon_vma
- *   vma, < 2 children                                     (mutant 35), generations
- *   else a new anon_vma: root,    where the child's       forklab_fork_anon_vma
- *   parent, num_children++        COWs go                 (root and parent
- *                                                         pointers: mutant 38)
- *   a failure after a reuse:      num_active_vmas right   none (no fault injection
- *   dst->anon_vma = NULL                                  in a fork that reuses)
- *   error paths: unlink_anon_vmas a clean parent          fork_fail_nth(_gen2),
- *                                                         anon_vma_clone_retry_fails
- *
- * dup_userfaultfd() (fs/userfaultfd.c):
- *
- *   no context: nothing           -                       every row
- *   no UFFD_FEATURE_EVENT_FORK:   an ordinary vma         fork_uffd 1 (mutant 34)
- *   userfaultfd_reset_ctx()
- *   EVENT_FORK: a new context,    the child's own uffd,   fork_uffd 2 (two vmas,
- *   one per parent context        UFFD_EVENT_FORK         one event: mutant 39)
- *   its allocations fail          -ENOMEM, fork fails     none (a parent with
- *                                                         EVENT_FORK blocks every
- *                                                         fork until read)
- *
- * ksm_fork() (include/linux/ksm.h), when the parent is MADV_MERGEABLE:
- *
- *   ksm_merging_pages,            none of the parent's    fork_mappings' KSM row
- *   ksm_rmap_items = 0                                    (/proc/self/ksm_stat)
- *   ksm_zero_pages added to the   the child's zero pages  none (use_zero_pages is
- *   global count                  of KSM                  off here)
- *   __ksm_enter()                 ksmd merges the child   fork_mappings' KSM row
- *                                                         (mutant 33); its failure
- *                                                         is tolerated: fork_fail_nth
- *
- * And copy_page_range() down to the pte (mm/memory.c):
- *
- *   vma_needs_copy()              copy or skip            forklab_vma_needs_copy
- *                                                         (mutants 01-06)
- *   copy_present_ptes(): COW      both sides read-only    private rows (07, 08)
- *   ... rss[mm_counter()]++       RssAnon/File/Shmem      forklab_expect_rss_counters(),
- *                                                         child_figures (15)
- *   ... a driver's page in a COW  read-only in both; the   MAP_PRIVATE VM_MIXEDMAP,
- *   mapping, beside anon pages    anon pages COW-shared   half written (the device
- *                                                         stays zeros); VM_PFNMAP's
- *                                                         twin: x86_64 (a UML
- *                                                         uaccess bug, the row's
- *                                                         comment)
- *   ... PageReserved pages        a reference, an rmap    PageReserved VM_MIXEDMAP
- *   ... pte_mkold()               young bit               none (UML maps old ptes
- *                                                         PROT_EXEC: forklab.h)
- *   copy_present_page()           early COW of a pinned   pinned anon rows,
- *                                 anon page               mm-tests/pinned (12);
- *                                 (folio_prealloc() fails fault injection
- *                                 first: -EAGAIN, retry)  (folio_prealloc site)
- *   ... a large folio: batch      one pte per page        x86_64 (UML has no THP;
- *                                                         KUnit's device pages are
- *                                                         split)
- *   copy_nonpresent_pte(): swap   the entry, swap count,  paged-out rows,
- *                                 MM_SWAPENTS, not        child_figures (19),
- *                                 exclusive any more      fork_mappings' writes (23)
- *   ... swap_duplicate() fails:   count continuation      swap_sharing 2: swapoff
- *   -EIO, a continuation page                             once all let go (32)
- *   ... child's mm on mmlist      swapoff finds it        swap_sharing 1 (mutant 28)
- *   ... migration entry: rss of   readable in both if     forklab_fork_entries:
- *   its folio's kind, readable    COW, writable or        writable, readable,
- *   in a COW mapping              exclusive before        exclusive, tmpfs rows
- *                                                         (mutants 26, 36, 37)
- *   ... device private/exclusive  the entry               none (no ZONE_DEVICE on
- *                                                         UML; on x86_64 it takes
- *                                                         CONFIG_TEST_HMM and
- *                                                         hmm-tests' exclusive_cow)
- *   ... pte marker: poison kept,  SIGBUS, not zeros       forklab_fork_entries
- *   uffd-wp only if registered    (in vmas fork copies:   (mutant 27); uffd-wp
- *                                 lazy skips a shmem      alone: x86_64
- *                                 vma, markers and all)
- *   uffd-wp bit kept or dropped   VM_UFFD_WP              x86_64 (06 is equivalent
- *                                                         on UML)
+ * Which line of dup_mmap() and copy_page_range() each row checks:
+ * docs/kunit.md.
  */
 
 #include <kunit/test.h>
