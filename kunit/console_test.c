@@ -2,7 +2,7 @@
 /*
  * forklab_console: the kernel's own verdict on the suites before it.
  *
- * tools/console-scan fails the test during which the console printed a
+ * tools/judge/console-scan fails the test during which the console printed a
  * complaint (WARNING:, BUG:, Bad rss-counter, ...). A taint without a
  * line to scan would still slip through, and a complaint printed after
  * the last test has no test to fail. So this suite, linked after every
