@@ -33,6 +33,7 @@ static struct kunit_suite console_test_suite = {
 	.name = "forklab_console",
 	.test_cases = console_test_cases,
 };
+
 kunit_test_suite(console_test_suite);
 
 MODULE_DESCRIPTION("KUnit check that forklab's suites left the kernel untainted");

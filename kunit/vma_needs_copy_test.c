@@ -233,7 +233,7 @@ static int attach_backing(struct vm_area_struct *vma, enum vma_backing backing)
 
 /* Build the parent's vma for @row in a new mm that the test owns. */
 static struct vm_area_struct *build_parent_vma(struct kunit *test,
-		const struct vma_needs_copy_case *row)
+					       const struct vma_needs_copy_case *row)
 {
 	struct vm_area_struct *vma;
 	struct mm_struct *mm;
@@ -279,7 +279,8 @@ static struct vm_area_struct *build_parent_vma(struct kunit *test,
 
 /* The child's vma, as dup_mmap() and dup_userfaultfd() leave it. */
 static struct vm_area_struct *build_child_vma(struct kunit *test,
-		struct vm_area_struct *parent, bool keeps_uffd_wp)
+					      struct vm_area_struct *parent,
+					      bool keeps_uffd_wp)
 {
 	struct mm_struct *mm = mm_alloc();
 	struct vm_area_struct *vma;
@@ -369,6 +370,7 @@ static struct kunit_suite vma_needs_copy_test_suite = {
 	.name = "forklab_vma_needs_copy",
 	.test_cases = vma_needs_copy_test_cases,
 };
+
 kunit_test_suite(vma_needs_copy_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the fork-time page-table copy decision");
