@@ -90,6 +90,26 @@ mm_tests_pass_with_and_without_exec_only() {
 	expect_in '^# private anon, written: child: 8 ptes present, 0 faults' "$scratch/stdout"
 }
 
+# The user-space suite boots its target's kernel, whatever the runner's
+# default: in a build directory that holds only the sanitizer build's
+# kernel, SANITIZE=1 must boot it. A suite that left the runner to its
+# default (the plain kernel) fails here, and would count the plain
+# kernel's results as the sanitizer build's.
+tk mm_tests_boot_the_targets_kernel
+mm_tests_boot_the_targets_kernel() {
+	local b=$scratch/build
+	[ -x "$kernel" ] && [ -d "$build/mm-tests" ] ||
+		{ skip "no UML kernel and mm-tests yet ('make test' builds them)"; return; }
+	rm -rf "$b" && mkdir -p "$b" &&
+	ln -s "$build/src" "$b/src" && ln -s "$build/mm-tests" "$b/mm-tests" || return
+	build=$b target um 1
+	mkdir -p "$(dirname "$target_image")" && ln -s "$kernel" "$target_image" &&
+	static_fixture echo &&
+	BUILD=$b SANITIZE=1 MM_TESTS_LIST=$fixtures/uml/echo.list MM_TESTS_BIN=$scratch \
+		expect_exit 0 "$here/tools/run/mm-tests" &&
+	expect_in '^ok 1 echo$' "$target_res/mm-tests/results.ktap"
+}
+
 t mm_runners_reject_bad_input
 mm_runners_reject_bad_input() {
 	expect_exit 1 "$here/tools/run/policies" sometimes && one_line_stderr &&
