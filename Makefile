@@ -28,9 +28,9 @@ KUNIT_PY = $(BUILD)/src/linux/tools/testing/kunit/kunit.py
 	lint results repeat stress mutate bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
-all: deps tree test coverage
+all: deps tree test $(if $(GATE),coverage)
 	@echo "forklab: KUnit results: $(RES)/kunit.json"
-	@echo "forklab: coverage report: $(RES)/coverage/html/index.html"
+	$(if $(GATE),@echo "forklab: coverage report: $(RES)/coverage/html/index.html")
 
 help:
 	@echo "make            deps, tree, test, coverage; print where the report is"
