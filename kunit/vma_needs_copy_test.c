@@ -9,12 +9,10 @@
  * from shmem. Each exception to that rule came from a bug, and each row
  * of the table below says what a wrong answer would bring back.
  *
- * The vmas are built the way mmap() builds them: vm_area_alloc() on an
- * mm from mm_alloc(), the file's own ->mmap() (or shmem_zero_setup() for
- * shared anonymous memory), insert_vm_struct(), and anon_vma_prepare()
- * where the row says the parent has touched private pages. The child's
- * vma is a vm_area_dup() of the parent's in a second mm, as in dup_mmap().
- * mmput() tears each mm down.
+ * The vmas are built as mmap() builds them (vm_area_alloc(), the file's
+ * ->mmap() or shmem_zero_setup(), insert_vm_struct(), anon_vma_prepare()
+ * where the parent touched private pages); the child's is a vm_area_dup()
+ * in a second mm, as in dup_mmap().
  *
  *   parent mm   FORKLAB_VMA_START          + FORKLAB_VMA_PAGES pages
  *               |<------------ parent vma (one row) ------------>|
