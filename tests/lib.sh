@@ -29,7 +29,10 @@ t tools_have_help
 tools_have_help() {
 	local tool
 	for tool in $(indexed_tools); do
-		[ -x "$here/tools/$tool" ] || continue
+		case "$tool" in
+		*.c|*.sh|*.py|*/exceptions) continue ;;
+		esac
+		[ -x "$here/tools/$tool" ] || { fail "$tool is not executable"; return; }
 		expect_exit 0 "$here/tools/$tool" --help &&
 		expect_in 'Usage\|usage' "$scratch/stdout" || return 1
 	done
@@ -63,12 +66,14 @@ tools_source_the_library() {
 
 # The target decided outside the table: a tool that spells a target's
 # build or results path, its kernel image, its emulator or arguments, its
-# kconfig, expectations or gate spec, or compares ARCH itself. Comments
-# are not code; the table (tools/lib/) is the one place allowed. The
-# Makefile asks tools/lib/target, so it holds no such value either.
+# kconfig, expectations or gate spec, switches on the target or compares
+# it, or names one the table does not know (uml). Comments are not code;
+# the table (tools/lib/) is the one place allowed. The Makefile asks
+# tools/lib/target, so it holds no such value either. (The Python tools
+# name targets only as labels of their data: bench/report's titles.)
 t target_table_is_the_only_home
 target_table_is_the_only_home() {
-	local values='bzImage|build/uml|uml-sanitize|build/sanitize|x86_64/kernel|\$build/x86_64|-accel|hugepagesz=|qemu-system-x86_64|configs/(um|x86_64|sanitize)\.config|configs/expected/(um|x86_64)|coverage/(um|x86_64)\.spec|case .*ARCH|case "\$arch"|= *"?(um|x86_64)"? *\]|filter x86_64'
+	local values='bzImage|build/uml|uml-sanitize|build/sanitize|x86_64/kernel|\$build"?/(uml|x86_64)|-accel|hugepagesz=|qemu-system-x86_64|configs/(um|x86_64|sanitize)\.config|configs/expected/(um|x86_64)|coverage/(um|x86_64)\.spec|case .*ARCH|case +"?\$\{?(target_)?arch|= *"?(um|x86_64)"? *\]|filter x86_64|(^|[[:space:]\x27"|(])uml([[:space:]\x27"|)]|$)'
 	(cd "$here" && grep -rnE "$values" tools Makefile) |
 		grep -v '^tools/lib/' |
 		grep -vE '^[^:]*:[0-9]+:[[:space:]]*#' > "$scratch/found"
@@ -90,6 +95,11 @@ target_table_answers_for_each_target() {
 		[ -n "$obj" ] && [ -n "$res" ] || { fail "$t: no obj or res"; return; }
 		for f in image kconfig expected runner; do
 			grep -q "^$f=/" "$scratch/stdout" || { fail "$t: no $f"; return; }
+		done
+		# The files the table names exist (the gate's where there is one).
+		for f in kconfig expected gate runner; do
+			f=$(sed -n "s/^$f=//p" "$scratch/stdout")
+			[ -z "$f" ] || [ -e "$f" ] || { fail "$t: no such file $f"; return; }
 		done
 		case " $seen " in
 		*" $obj "*|*" $res "*) fail "$t shares a directory: $obj $res"; return ;;
