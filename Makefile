@@ -25,7 +25,7 @@ GATE := $(shell $(TARGET) gate)
 KUNIT_PY = $(BUILD)/src/linux/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree test kunit mm-tests policies coverage test-tools check \
-	lint results repeat stress mutate bench help clean
+	lint results repeat stress mutate museum bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test $(if $(GATE),coverage)
@@ -54,6 +54,7 @@ help:
 	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
 	@echo "make mutate     every mutants/*.patch must be killed (tools/run/mutants)"
+	@echo "make museum     every real bug of museum/ caught and shown (tools/run/museum)"
 	@echo "make bench      the 2005 measurements: docs/RESULTS.md, its plots (tools/bench/all)"
 	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
 
@@ -132,6 +133,11 @@ results:
 # Mutation testing: each wrong kernel in mutants/ must fail a suite.
 mutate: tree
 	@tools/run/mutants
+
+# The museum: upstream's fork fixes reversed, each caught by a suite and
+# shown by its reproducer; writes docs/MUSEUM.md.
+museum: tree
+	@tools/run/museum
 
 # The thread's measurements (fork time against shm size; a kbuild per
 # policy), both targets and the host: docs/RESULTS.md and its plots.

@@ -6,13 +6,17 @@
 # Sourced by tests/run (t, tk, expect_exit, ... are its).
 
 # A prepared, "built" stand-in tree; the suites are tests/fixtures/fake-run-kunit.
-mutate() {
+stand_in_tree() {
 	rm -rf "$scratch/build"
 	build=$scratch/build target um
 	mkdir -p "$scratch/build/src" "$(dirname "$target_image")"
 	cp -a "$fixtures/tree" "$scratch/build/src/linux"
 	touch "$target_image"
 	chmod +x "$target_image"
+}
+
+mutate() {
+	stand_in_tree
 	BUILD=$scratch/build MUTANTS=${MUTANTS:-$fixtures/mutants} \
 		RUN_KUNIT=$fixtures/fake-run-kunit "$here/tools/run/mutants" "$@"
 }
@@ -50,6 +54,47 @@ mutate_rejects_stale_mutant() {
 	rm -f "$target_image"
 	expect_exit 1 env BUILD="$scratch/build" "$here/tools/run/mutants" &&
 	one_line_stderr && expect_in "run 'make test' first" "$scratch/stderr"
+}
+
+# The museum on the same stand-in tree, a stand-in guest booting each
+# reproducer (tests/fixtures/fake-guest).
+museum() {
+	stand_in_tree
+	RUN_GUEST=$fixtures/fake-guest MUSEUM_REPORT=$scratch/MUSEUM.md \
+		BUILD=$scratch/build MUSEUM=${MUSEUM:-$fixtures/museum} \
+		RUN_KUNIT=$fixtures/fake-run-kunit "$here/tools/run/museum" "$@"
+}
+
+# An exhibit passes when the row it names fails, its reproducer fails on
+# its kernel and passes on the unmodified one; each other case is named.
+t museum_judges_each_exhibit
+museum_judges_each_exhibit() {
+	expect_exit 1 museum &&
+	expect_in '01-shown .*killed .*fake_suite: anon_vma rule' "$scratch/stdout" &&
+	expect_in "02-wrong-row .*WRONG ROW .*not by 'a row that never fails'" "$scratch/stdout" &&
+	expect_in '03-not-shown .*NOT SHOWN' "$scratch/stdout" &&
+	expect_in '04-fails-unmodified .*exit 1: not ok 1 fake: fails everywhere' "$scratch/stdout" &&
+	expect_in '1 of 4 exhibits caught, shown, and clean' "$scratch/stdout" || return 1
+	local ktap=$scratch/build/museum/museum.ktap
+	expect_in '^ok 1 01-shown$' "$ktap" &&
+	expect_in '^not ok 4 04-fails-unmodified # its reproducer fails on the unmodified kernel' "$ktap" &&
+	expect_in '^| \[01-shown\].* | um | fake_suite: anon_vma rule | exit 1: not ok 1 fake: the child saw' \
+		"$scratch/MUSEUM.md" || return 1
+	diff -r "$fixtures/tree" "$scratch/build/src/linux" >/dev/null ||
+		fail "an exhibit was left applied"
+}
+
+t museum_passes_when_each_is_caught_and_shown
+museum_passes_when_each_is_caught_and_shown() {
+	expect_exit 0 museum 01-shown &&
+	expect_in '1 of 1 exhibits caught, shown, and clean' "$scratch/stdout"
+}
+
+# An exhibit without its provenance stops the run before any build.
+t museum_wants_provenance
+museum_wants_provenance() {
+	MUSEUM=$fixtures/museum-bad expect_exit 1 museum &&
+	one_line_stderr && expect_in "01-no-fix: no 'Fix:' line" "$scratch/stderr"
 }
 
 # The same through run-mm-tests: a failing KTAP result that says why, and

@@ -177,3 +177,40 @@ reuse_ok() {
 reuse_record() {
 	echo "$2" > "$1"
 }
+
+# A museum exhibit's reproducer (docs/museum.md), as tools/run/mutants
+# boots it on the exhibit's kernel and tools/run/museum on the unmodified
+# one. RUN_GUEST replaces the target's runner in the tools' tests.
+#
+# reproducer PATCH: its "Reproducer:" line as words: the program's path
+# under build/mm-tests, then its arguments; nothing if it has none.
+reproducer() {
+	sed -n 's/^Reproducer: *//p' "$1" | head -n 1
+}
+
+# run_reproducer PATCH IMAGE LOG: boot PATCH's reproducer on IMAGE, its
+# output in LOG; the status is the program's (124: the timeout ended it,
+# 125: the kernel complained or died).
+run_reproducer() {
+	local words cmdline
+
+	read -r -a words <<< "$(reproducer "$1")"
+	cmdline=$(sed -n 's/^Reproducer-cmdline: *//p' "$1" | head -n 1)
+	"${RUN_GUEST:-$target_runner}" --kernel "$2" --cmdline "$cmdline" \
+		"$build/mm-tests/${words[0]}" "${words[@]:1}" > "$3" 2>&1
+}
+
+# shown LOG STATUS: what a reproducer's run showed, in one line: its first
+# failing KTAP line, or the first kernel complaint, else its last line.
+shown() {
+	local line
+
+	line=$(grep -m 1 '^not ok' "$1" ||
+		grep -m 1 -E 'WARNING:|BUG:|Oops|Bad rss-counter|panic' "$1" ||
+		grep -v '^$' "$1" | tail -n 1)
+	case "$2" in
+	0) echo "clean: ${line:-no output}" ;;
+	124) echo "hung: the timeout ended it" ;;
+	*) echo "exit $2: $line" ;;
+	esac | tr '\t' ' ' | cut -c 1-200
+}
