@@ -99,6 +99,19 @@ prepare_tree_names_failing_patch() {
 	[ ! -e "$scratch/build/src/staging" ] || fail "staging left behind"
 }
 
+# A tree that already has a patch of the series (a backport, in a user's
+# newer tree) is prepared without it, and says so.
+t prepare_tree_skips_a_patch_the_tree_has
+prepare_tree_skips_a_patch_the_tree_has() {
+	user_tree
+	patch -s -d "$scratch/user" -p1 < "$fixtures/patches-ok/0001-mm-make-vma_needs_copy-visible-to-KUnit-tests.patch" ||
+		fail "cannot patch the user tree"
+	KERNEL_SRC=$scratch/user expect_exit 0 prepare &&
+	expect_in '0001-mm-make-vma_needs_copy-visible-to-KUnit-tests.patch: already in' "$scratch/stdout" || return 1
+	cmp -s "$scratch/user/mm/memory.c" "$scratch/build/src/linux/mm/memory.c" ||
+		fail "mm/memory.c patched twice"
+}
+
 # A patch dropped from the series: the file it wrote goes back to pristine.
 t prepare_tree_reverts_dropped_patch
 prepare_tree_reverts_dropped_patch() {
