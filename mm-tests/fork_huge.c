@@ -384,6 +384,27 @@ static long hugetlb_total(void)
 }
 
 /*
+ * One private hugetlb page of PATTERN, pinned by the io_uring ring in
+ * @ring; NULL (the row skipped) when no huge page is free.
+ */
+static uint8_t *map_pinned_hugetlb(const char *desc, int *ring)
+{
+	uint8_t *p;
+
+	p = mmap(NULL, PMD_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (p == MAP_FAILED) {
+		ksft_test_result_skip("%s: no free hugetlb page\n", desc);
+		return NULL;
+	}
+	memset(p, PATTERN, PMD_SIZE);
+	*ring = io_uring_pin(p, PMD_SIZE);
+	if (*ring < 0)
+		ksft_exit_fail_msg("io_uring pin: %s\n", strerror(errno));
+	return p;
+}
+
+/*
  * A pinned private hugetlb page needs a new huge page at fork; with none
  * free the fork fails with ENOMEM (copy_hugetlb_page_range()) instead of
  * sharing the pinned page. With the pool back, the same fork succeeds.
@@ -397,16 +418,9 @@ static void pinned_hugetlb_pool_empty(void)
 	int ring, err, tries;
 	pid_t pid;
 
-	p = mmap(NULL, hps, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-	if (p == MAP_FAILED) {
-		ksft_test_result_skip("%s: no free hugetlb page\n", desc);
+	p = map_pinned_hugetlb(desc, &ring);
+	if (!p)
 		return;
-	}
-	memset(p, PATTERN, hps);
-	ring = io_uring_pin(p, hps);
-	if (ring < 0)
-		ksft_exit_fail_msg("io_uring pin: %s\n", strerror(errno));
 	/*
 	 * The rows before pinned pages with io_uring rings, which release
 	 * them from a workqueue after close(): wait until only @p is in use.
@@ -454,12 +468,49 @@ static void pinned_hugetlb_pool_empty(void)
 	munmap(p, hps);
 }
 
+/*
+ * The early COW copy of a pinned private hugetlb page takes the vma's
+ * protection: after mprotect(PROT_READ) the child's copy is read-only.
+ * hugetlb_install_folio() used to map it writable whatever the vma
+ * allowed (4eae4efa2c29, fixed by d8fd84dd4ce7, not in 6.12.y: forklab's
+ * patches/0011): the child's write into its PROT_READ mapping then
+ * succeeds instead of raising SIGSEGV.
+ */
+static void pinned_hugetlb_read_only(void)
+{
+	const char *desc = "hugetlb pinned, PROT_READ: the child's copy is read-only";
+	size_t hps = PMD_SIZE;
+	volatile uint8_t *v;
+	uint8_t *p;
+	int ring, status;
+	pid_t pid;
+
+	p = map_pinned_hugetlb(desc, &ring);
+	if (!p)
+		return;
+	if (mprotect(p, hps, PROT_READ))
+		ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
+	pid = fork_or_fail();
+	if (pid == 0) {
+		v = p;
+		v[0] = CHILD_WRITE;
+		_exit(0);
+	}
+	status = wait_child(pid);
+	if (status != 128 + SIGSEGV)
+		ksft_print_msg("%s: the child's write %s\n", desc, status == 0 ?
+			       "succeeded" : "ended otherwise");
+	ksft_test_result(status == 128 + SIGSEGV, "%s\n", desc);
+	close(ring);
+	munmap(p, hps);
+}
+
 int main(void)
 {
 	size_t i;
 
 	ksft_print_header();
-	ksft_set_plan(ARRAY_SIZE(huge_cases) + 1);
+	ksft_set_plan(ARRAY_SIZE(huge_cases) + 2);
 	ksft_print_msg("fork_copy=%s\n", fork_copy_policy_name());
 	/* shmem THP only where asked for (the default is never). */
 	if (access(SHMEM_ENABLED, W_OK) == 0)
@@ -467,5 +518,6 @@ int main(void)
 	for (i = 0; i < ARRAY_SIZE(huge_cases); i++)
 		run_row(&huge_cases[i]);
 	pinned_hugetlb_pool_empty();
+	pinned_hugetlb_read_only();
 	ksft_finished();
 }
