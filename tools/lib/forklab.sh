@@ -201,15 +201,20 @@ run_reproducer() {
 }
 
 # shown LOG STATUS: what a reproducer's run showed, in one line: its first
-# failing KTAP line, or the first kernel complaint, else its last line.
+# failing KTAP line (with the diagnostic line just before it, which says
+# what the program saw), or the first kernel complaint, else its last
+# line; on a clean run, how many of its tests passed.
 shown() {
 	local line
 
-	line=$(grep -m 1 '^not ok' "$1" ||
+	line=$(awk '/^# / { diag = substr($0, 3) }
+		/^not ok/ { print $0 (diag != "" ? " (" diag ")" : ""); found = 1; exit }
+		/^ok/ { diag = "" }
+		END { exit !found }' "$1" ||
 		grep -m 1 -E 'WARNING:|BUG:|Oops|Bad rss-counter|panic' "$1" ||
 		grep -v '^$' "$1" | tail -n 1)
 	case "$2" in
-	0) echo "clean: ${line:-no output}" ;;
+	0) echo "clean: $(grep -c '^ok' "$1") ok" ;;
 	124) echo "hung: the timeout ended it" ;;
 	*) echo "exit $2: $line" ;;
 	esac | tr '\t' ' ' | cut -c 1-200
