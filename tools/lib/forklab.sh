@@ -188,6 +188,16 @@ reproducer() {
 	sed -n 's/^Reproducer: *//p' "$1" | head -n 1
 }
 
+# reproducer_program WORD: the built program a "Reproducer:" line names:
+# museum/NAME is museum/NAME.c's, mm-tests/NAME a program of mm-tests/
+# (the tree's selftests among them); both under build/mm-tests.
+reproducer_program() {
+	case "$1" in
+	mm-tests/*) echo "$build/mm-tests/${1#mm-tests/}" ;;
+	*) echo "$build/mm-tests/$1" ;;
+	esac
+}
+
 # run_reproducer PATCH IMAGE LOG: boot PATCH's reproducer on IMAGE, its
 # output in LOG; the status is the program's (124: the timeout ended it,
 # 125: the kernel complained or died).
@@ -197,7 +207,7 @@ run_reproducer() {
 	read -r -a words <<< "$(reproducer "$1")"
 	cmdline=$(sed -n 's/^Reproducer-cmdline: *//p' "$1" | head -n 1)
 	"${RUN_GUEST:-$target_runner}" --kernel "$2" --cmdline "$cmdline" \
-		"$build/mm-tests/${words[0]}" "${words[@]:1}" > "$3" 2>&1
+		"$(reproducer_program "${words[0]}")" "${words[@]:1}" > "$3" 2>&1
 }
 
 # shown LOG STATUS: what a reproducer's run showed, in one line: its first
