@@ -26,12 +26,18 @@
  *      one that made a context per vma, not per parent context, sends
  *      U two fork events (the monitor takes and counts the second, so
  *      that the fork ends).
+ *   3. EVENT_FORK without CAP_SYS_PTRACE: a process that dropped to an
+ *      unprivileged uid must get EPERM from UFFDIO_API, as since
+ *      3c1c24d91ffd (a fork event's read() installs a new fd in the
+ *      reader's file table); a kernel without the check accepts it.
  *
  * The monitor is a thread: fork() waits in dup_userfaultfd_complete()
  * until someone reads the fork event, so the forking thread cannot. It
  * must not malloc() or print: glibc's fork() holds malloc's and stdio's
  * locks across the syscall, which waits for the monitor.
  */
+#include <grp.h>
+#include <linux/capability.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
@@ -46,6 +52,7 @@
 #define RANGES		2
 #define CHILD_ALARM	10	/* s: a fault no one serves ends the child */
 #define MONITOR_WAIT	10000	/* ms */
+#define NOBODY		65534
 
 static uint32_t test_id;
 
@@ -249,11 +256,71 @@ static void with_event_fork(void)
 	close(mon.uffd);
 }
 
+/* Does this process have any effective capability left? (capget()) */
+static bool any_capability(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
+
+	if (syscall(__NR_capget, &hdr, data))
+		return true;
+	return data[0].effective || data[1].effective;
+}
+
+/*
+ * In a child dropped to NOBODY (no capabilities): UFFDIO_API with
+ * EVENT_FORK on a UFFD_USER_MODE_ONLY uffd, which anyone may create.
+ * Exit 0: EPERM; 1: accepted or another error; 3: the setup failed.
+ */
+static void unprivileged_event_fork(void)
+{
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_EVENT_FORK };
+	int uffd;
+
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY) || any_capability()) {
+		ksft_print_msg("child: cannot drop every capability\n");
+		_exit(3);
+	}
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+	if (uffd < 0) {
+		ksft_print_msg("child: userfaultfd: %s\n", strerror(errno));
+		_exit(3);
+	}
+	if (!ioctl(uffd, UFFDIO_API, &api)) {
+		ksft_print_msg("child: uid %d got UFFD_FEATURE_EVENT_FORK\n", NOBODY);
+		_exit(1);
+	}
+	if (errno != EPERM) {
+		ksft_print_msg("child: UFFDIO_API: %s, want EPERM\n", strerror(errno));
+		_exit(1);
+	}
+	_exit(0);
+}
+
+static void event_fork_needs_ptrace(void)
+{
+	pid_t pid;
+
+	if (geteuid()) {
+		ksft_test_result_skip("not root: no capabilities to drop\n");
+		return;
+	}
+	pid = fork_or_fail();
+	if (pid == 0)
+		unprivileged_event_fork();
+	ksft_test_result(!wait_child(pid),
+			 "without CAP_SYS_PTRACE UFFD_FEATURE_EVENT_FORK is refused\n");
+}
+
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(2);
+	ksft_set_plan(3);
 	without_event_fork();
 	with_event_fork();
+	event_fork_needs_ptrace();
 	ksft_finished();
 }
