@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * uffd_fork_fail_event: does a fork() that failed still announce its child
- * to the parent's userfaultfd monitor? Exhibit 06, f64e67e5d3a4 ("fork: do
+ * to the parent's userfaultfd monitor? A test, and museum exhibit 06's
+ * reproducer: f64e67e5d3a4 ("fork: do
  * not invoke uffd on fork if error occurs") and 985da552a98e ("fork: only
  * invoke khugepaged, ksm hooks if no error"), 2024.
  *
