@@ -210,6 +210,24 @@ run_reproducer() {
 		"$(reproducer_program "${words[0]}")" "${words[@]:1}" > "$3" 2>&1
 }
 
+# showed_bug LOG STATUS: the reproducer's run showed the bug: a failing
+# KTAP line, a kernel complaint or panic, or a hang the timeout ended. A
+# skip (4), a program that could not run (126, 127) or a guest that did
+# not boot shows nothing.
+showed_bug() {
+	case "$2" in
+	0|4|126|127) return 1 ;;
+	124) return 0 ;;
+	esac
+	grep -q -E '^not ok|WARNING:|BUG:|Oops|Bad rss-counter|Kernel panic|Kernel mode fault' "$1"
+}
+
+# clean_run LOG STATUS: the reproducer passed, and tested something: one
+# 'ok' line at least that is not a skip.
+clean_run() {
+	[ "$2" = 0 ] && grep -E '^ok ' "$1" | grep -qv '# SKIP'
+}
+
 # shown LOG STATUS: what a reproducer's run showed, in one line: its first
 # failing KTAP line (with the diagnostic line just before it, which says
 # what the program saw), or the first kernel complaint, else its last
@@ -224,7 +242,7 @@ shown() {
 		grep -m 1 -E 'WARNING:|BUG:|Oops|Bad rss-counter|panic' "$1" ||
 		grep -v '^$' "$1" | tail -n 1)
 	case "$2" in
-	0) echo "clean: $(grep -c '^ok' "$1") ok" ;;
+	0) echo "clean: $(grep -E '^ok ' "$1" | grep -cv '# SKIP') ok, $(grep -E '^ok ' "$1" | grep -c '# SKIP') skipped" ;;
 	124) echo "hung: the timeout ended it" ;;
 	*) echo "exit $2: $line" ;;
 	esac | tr '\t' ' ' | cut -c 1-200
