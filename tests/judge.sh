@@ -384,3 +384,13 @@ results_fails_an_unexpected_skip() {
 	expect_in '^judge/results: tools: unexpected skip: b_test (no UML kernel yet)$' "$scratch/stdout" &&
 	results_total_is '17 passed, 1 failed, 1 skipped'
 }
+
+# Every exhibit of museum/ has a whole header as the report reads it
+# (values continued on a second line included); a target not run says so.
+t museum_report_reads_every_exhibit
+museum_report_reads_every_exhibit() {
+	expect_exit 0 env BUILD="$scratch/build" "$here/tools/judge/museum-report" &&
+	expect_in '^| \[01-fork-copies-every-vma\].* | um | not run |' "$scratch/stdout" &&
+	expect_in '^| \[30-hugetlb-early-cow-copy-writable\].* | x86_64 | not run |' "$scratch/stdout" &&
+	expect_in '^## Live bugs' "$scratch/stdout"
+}
