@@ -8,7 +8,7 @@
 # A prepared, "built" stand-in tree; the suites are tests/fixtures/fake-run-kunit.
 stand_in_tree() {
 	rm -rf "$scratch/build"
-	build=$scratch/build target um
+	build=$scratch/build target um "${SANITIZE:-0}"
 	mkdir -p "$scratch/build/src" "$(dirname "$target_image")"
 	cp -a "$fixtures/tree" "$scratch/build/src/linux"
 	touch "$target_image"
@@ -89,6 +89,19 @@ t museum_passes_when_each_is_caught_and_shown
 museum_passes_when_each_is_caught_and_shown() {
 	expect_exit 0 museum 01-shown &&
 	expect_in '1 of 1 exhibits caught, shown, and clean' "$scratch/stdout"
+}
+
+# Each target runs the exhibits its Targets: line names: 06 only on the
+# sanitizer build (SANITIZE=1), and not in the plain runs above.
+t museum_runs_the_targets_exhibits
+museum_runs_the_targets_exhibits() {
+	SANITIZE=1 expect_exit 0 museum &&
+	expect_in '06-sanitizer-only .*killed' "$scratch/stdout" &&
+	expect_in '1 of 1 exhibits caught, shown, and clean' "$scratch/stdout" &&
+	expect_in '^| \[06-sanitizer-only\].* | sanitize | fake_suite: anon_vma rule' \
+		"$scratch/MUSEUM.md" || return 1
+	SANITIZE=1 expect_exit 1 museum 01-shown &&
+	one_line_stderr && expect_in 'no exhibit 01-shown for sanitize' "$scratch/stderr"
 }
 
 # An exhibit without its provenance stops the run before any build.

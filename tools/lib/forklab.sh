@@ -47,6 +47,8 @@ targets=("um 0" "um 1" "x86_64 0")
 # path below $build), or die naming what was wrong:
 #
 #   target_arch        the kernel's ARCH (um, x86_64)
+#   target_name        the target's name in a patch's "Targets:" line
+#                      (mutants/, museum/): um, x86_64, sanitize
 #   target_suffix      what results adds to a suite's name: -sanitize, -x86_64
 #   target_obj         the kernel's build directory (O=)
 #   target_image       the kernel image a guest boots
@@ -87,6 +89,7 @@ target() {
 	*) die "SANITIZE=$sanitize: want 0 or 1" ;;
 	esac
 	target_arch=$arch
+	target_name=$arch
 	target_kconfig=$here/configs/$arch.config
 	target_kconfig_add=
 	target_expected=$here/configs/expected/$arch
@@ -131,6 +134,7 @@ target() {
 	esac
 	if [ "$sanitize" = 1 ]; then
 		[ "$arch" = um ] || die "SANITIZE=1 is for ARCH=um only"
+		target_name=sanitize
 		target_suffix=-sanitize
 		target_obj=$build/uml-sanitize
 		target_image=$target_obj/linux
@@ -140,6 +144,24 @@ target() {
 		target_gate=
 		target_make="make check SANITIZE=1"
 	fi
+}
+
+# VERSION.PATCHLEVEL.SUBLEVEL from the top Makefile. (Not 'make
+# kernelversion': under a parent make, that prints "Entering directory".)
+kernel_version() {
+	awk '$2 == "=" && $1 == "VERSION" { v = $3 }
+	     $2 == "=" && $1 == "PATCHLEVEL" { p = $3 }
+	     $2 == "=" && $1 == "SUBLEVEL" { s = $3 }
+	     END { print v "." p "." s }' "$1/Makefile"
+}
+
+# for_this_target PATCH: does PATCH (mutants/, museum/) run on the target
+# last set? Its "Targets:" line names it (target_name); none means um.
+for_this_target() {
+	local targets
+
+	targets=$(sed -n 's/^Targets: //p' "$1")
+	[[ " ${targets:-um} " = *" $target_name "* ]]
 }
 
 # target_of_runner NAME: the target whose runner is NAME (uml-run,
