@@ -4,17 +4,22 @@
  * vma. anon_vma_clone() may hand it an ancestor's that no vma uses any
  * more and that has at most one child anon_vma, instead of a new one:
  *
- *   gen1 --fork--> gen2 --fork--> gen3 --fork--> gen4
- *   anon_vma A     B (parent A)   C (parent B)   B again, if gen2 is gone
- *                                                and gen3 is B's only child;
+ *   gen1 --fork--> gen2 --fork--> gen3 --fork--> gen4 --fork--> gen5
+ *   anon_vma A     B (parent A)   C (parent B)   B again, if    E (parent B)
+ *                                                gen2 is gone
+ *                                                and gen3 is
+ *                                                B's only child;
  *                                                else D (parent C)
  *
  * A wrong reuse puts two lineages in one anon_vma, whose counts then go
  * wrong and free it under a live vma: the 2022 use-after-free that
  * 2555283eb40d ("mm/rmap: Fix anon_vma->degree ambiguity leading to
  * double-reuse") fixed by splitting degree into num_children and
- * num_active_vmas. No reuse at all only costs memory, and user space
- * cannot see either: so here, by pointer.
+ * num_active_vmas. After the first reuse, gen4's chain holds C, a
+ * descendant of its own anon_vma B that gen3's vma still uses and that
+ * has no child: a degree of 1 that the old test (degree < 2) read as "no
+ * vma, one child", handing C to gen5 too. No reuse at all only costs
+ * memory, and user space cannot see either: so here, by pointer.
  *
  * gen1 writes every page and gen2 page 1 again: page 0's folio is A's,
  * page 1's B's. After the last fork, an rmap walk of each folio must find
@@ -34,6 +39,7 @@ struct reuse_case {
 	bool gen2_gone;		/* gen2 exits before gen3 forks gen4 */
 	bool gen3_sibling;	/* gen2 forks a second child too */
 	bool fork_twice;	/* gen3 forks gen4, then gen4b */
+	bool fork_gen5;		/* gen4 forks gen5 */
 	bool reuse;		/* gen4 gets B */
 };
 
@@ -45,9 +51,16 @@ static const struct reuse_case reuse_cases[] = {
 	/* Two lineages below B: reused, their counts would mix. */
 	{ .desc = "gen2 gone, two children: new anon_vma", .gen2_gone = true,
 	  .gen3_sibling = true, .reuse = false },
-	/* 2555283eb40d: after the first reuse B is active again. */
+	/* After the first reuse B is active again. */
 	{ .desc = "gen2 gone, second fork of gen3: no double reuse",
 	  .gen2_gone = true, .fork_twice = true, .reuse = true },
+	/*
+	 * 2555283eb40d: C is in gen4's chain, used by gen3 and childless.
+	 * If gen5 got C, gen3's and gen5's vmas would share an anon_vma
+	 * whose counts say one.
+	 */
+	{ .desc = "gen2 gone, gen4 forks: gen3's anon_vma is not reused",
+	  .gen2_gone = true, .fork_gen5 = true, .reuse = true },
 };
 
 KUNIT_ARRAY_PARAM_DESC(reuse_cases, reuse_cases, desc);
@@ -89,6 +102,18 @@ static void expect_rmap_finds_all(struct kunit *test, struct page *page,
 	folio_unlock(folio);
 }
 
+/* @who's anon_vma @x is a new one, a child of @parent: none of A, B, C. */
+static void expect_new_anon_vma(struct kunit *test, const char *who,
+				struct anon_vma *x, struct anon_vma *parent,
+				struct anon_vma *a, struct anon_vma *b,
+				struct anon_vma *c)
+{
+	KUNIT_EXPECT_TRUE_MSG(test, x != a && x != b && x != c &&
+			      x->parent == parent,
+			      "%s reused an anon_vma (A %d, B %d, C %d)",
+			      who, x == a, x == b, x == c);
+}
+
 static void anon_vma_reuse_test(struct kunit *test)
 {
 	const struct reuse_case *row = test->param_value;
@@ -96,7 +121,7 @@ static void anon_vma_reuse_test(struct kunit *test)
 		.desc = "private anon", .mapping = PRIVATE_ANON, .prot = RW,
 		.access = WRITES,
 	};
-	struct mm_struct *gen1, *gen2, *gen3, *gen4;
+	struct mm_struct *gen1, *gen2, *gen3, *gen4, *last;
 	struct anon_vma *a, *b, *c, *d;
 	struct pte_census census;
 	u8 *buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
@@ -124,25 +149,25 @@ static void anon_vma_reuse_test(struct kunit *test)
 		kunit_release_action(test, forklab_mmput_action, gen2);
 
 	gen4 = forklab_fork_mm(test, gen3);
+	last = gen4;
 	d = vma_anon_vma(gen4);
 	if (row->reuse)
 		KUNIT_EXPECT_PTR_EQ_MSG(test, d, b, "gen4 did not reuse gen2's anon_vma");
 	else
-		KUNIT_EXPECT_TRUE_MSG(test, d != a && d != b && d != c &&
-				      d->parent == c,
-				      "gen4 reused an anon_vma (A %d, B %d, C %d)",
-				      d == a, d == b, d == c);
+		expect_new_anon_vma(test, "gen4", d, c, a, b, c);
 	if (row->fork_twice) {
-		gen4 = forklab_fork_mm(test, gen3);
-		d = vma_anon_vma(gen4);
-		KUNIT_EXPECT_TRUE_MSG(test, d != a && d != b && d != c &&
-				      d->parent == c,
-				      "gen4b reused an anon_vma (A %d, B %d, C %d)",
-				      d == a, d == b, d == c);
+		last = forklab_fork_mm(test, gen3);
+		d = vma_anon_vma(last);
+		expect_new_anon_vma(test, "gen4b", d, c, a, b, c);
+	}
+	if (row->fork_gen5) {
+		last = forklab_fork_mm(test, gen4);
+		d = vma_anon_vma(last);
+		expect_new_anon_vma(test, "gen5", d, b, a, b, c);
 	}
 	KUNIT_EXPECT_PTR_EQ(test, d->root, a);
-	forklab_expect_rss_counters(test, gen4);
-	census = forklab_take_census(gen4, FORK_ADDR);
+	forklab_expect_rss_counters(test, last);
+	census = forklab_take_census(last, FORK_ADDR);
 	KUNIT_ASSERT_TRUE(test, census.pages[0] && census.pages[1]);
 	expect_rmap_finds_all(test, census.pages[0], "page 0 (A's)");
 	expect_rmap_finds_all(test, census.pages[1], "page 1 (B's)");
