@@ -104,6 +104,15 @@ museum_runs_the_targets_exhibits() {
 	one_line_stderr && expect_in 'no exhibit 01-shown for sanitize' "$scratch/stderr"
 }
 
+# A Targets: line naming no target is an error, not a patch that runs
+# nowhere.
+t museum_rejects_unknown_target
+museum_rejects_unknown_target() {
+	MUSEUM=$fixtures/museum-bad-target expect_exit 1 museum &&
+	one_line_stderr && expect_in "01-typo.patch: 'Targets: sanitizer': no target 'sanitizer'" \
+		"$scratch/stderr"
+}
+
 # An exhibit without its provenance stops the run before any build.
 t museum_wants_provenance
 museum_wants_provenance() {

@@ -108,7 +108,8 @@ def patch_targets(path):
 	with open(path, errors='backslashreplace') as f:
 		for line in f:
 			if line.startswith('Targets:'):
-				return line.split()[1:]
+				# as tools/lib/forklab.sh reads it (for_this_target)
+				return line[len('Targets:'):].split()
 	return ['um']
 
 

@@ -156,12 +156,23 @@ kernel_version() {
 }
 
 # for_this_target PATCH: does PATCH (mutants/, museum/) run on the target
-# last set? Its "Targets:" line names it (target_name); none means um.
+# last set? Its one "Targets:" line names it (target_name), names
+# separated by spaces; none means um. A second Targets: line, or a name
+# that is no target's, is an error: the patch would run nowhere.
 for_this_target() {
-	local targets
+	local listed t name names=' '
 
-	targets=$(sed -n 's/^Targets: //p' "$1")
-	[[ " ${targets:-um} " = *" $target_name "* ]]
+	for t in "${targets[@]}"; do
+		names+="$(target "${t% *}" "${t#* }"; echo "$target_name") "
+	done
+	[ "$(grep -c '^Targets:' "$1")" -le 1 ] ||
+		die "${1##*/}: more than one 'Targets:' line"
+	listed=$(sed -n 's/^Targets:[[:space:]]*//p' "$1" | tr -d '\r')
+	for name in ${listed:-um}; do
+		[[ "$names" = *" $name "* ]] ||
+			die "${1##*/}: 'Targets: $listed': no target '$name' (want:$names)"
+	done
+	[[ " ${listed:-um} " = *" $target_name "* ]]
 }
 
 # target_of_runner NAME: the target whose runner is NAME (uml-run,
