@@ -55,9 +55,9 @@ static const struct reuse_case reuse_cases[] = {
 	{ .desc = "gen2 gone, second fork of gen3: no double reuse",
 	  .gen2_gone = true, .fork_twice = true, .reuse = true },
 	/*
-	 * 2555283eb40d: C is in gen4's chain, used by gen3 and childless.
-	 * If gen5 got C, gen3's and gen5's vmas would share an anon_vma
-	 * whose counts say one.
+	 * 2555283eb40d: C is in gen4's chain, used by gen3 and childless,
+	 * which degree (1) did not tell from "no vma, one child": gen5
+	 * would share C with gen3's vma.
 	 */
 	{ .desc = "gen2 gone, gen4 forks: gen3's anon_vma is not reused",
 	  .gen2_gone = true, .fork_gen5 = true, .reuse = true },

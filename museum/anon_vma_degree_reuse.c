@@ -47,7 +47,8 @@
  *      halves merge into one vma, which keeps the lower half's chain; H
  *      is no longer in it, though gen5's page in the upper half is H's.
  *      Test 1: gen6's halves must stay two vmas.
- *   7. gen5 exits: no vma is chained to H any more, so H is freed. gen6,
+ *   7. gen5 exits: without the fix no vma is chained to H any more, so
+ *      H is freed (with it, gen6's upper half, a child of H, keeps it). gen6,
  *      after an RCU grace period (CONFIG_SLUB_RCU_DEBUG: KASAN poisons
  *      objects of SLAB_TYPESAFE_BY_RCU caches only after one), asks for
  *      MADV_PAGEOUT of both halves: try_to_unmap() walks the rmap of the
@@ -144,7 +145,11 @@ static void worker(int self)
 {
 	struct order o;
 	long r;
+	int g;
 
+	/* Only the main process orders: a worker that loses it sees EOF. */
+	for (g = 0; g < GENS; g++)
+		close(cmd[g][1]);
 	for (;;) {
 		if (read(cmd[self][0], &o, sizeof(o)) != sizeof(o))
 			_exit(3);
