@@ -24,6 +24,27 @@ tools_index_lists_every_tool() {
 		fail "tools/README against tools/ (< not listed, > no such tool): $(tr '\n' ' ' < "$scratch/diff")"
 }
 
+# tests/run unsets every variable a tool reads (BUILD, where to write, and
+# ccache's own are kept): one it misses lets the caller's shell choose
+# what the tools' tests test, as a user's KERNEL_SRC once did. A tool
+# reads NAME where it writes ${NAME:-...}, ${NAME-...}, ${NAME} or
+# os.environ.get('NAME').
+t tests_unset_what_the_tools_read
+tests_unset_what_the_tools_read() {
+	local name cleared missing=''
+	cleared=" $(sed -n '/^unset /,/[^\\]$/p' "$here/tests/run" |
+		tr -d '\\' | sed 's/^unset //' | tr -s ' \t\n' ' ') "
+	for name in $( { grep -rhoE '\$\{[A-Z][A-Z0-9_]*(:?[-+=?]|\}|\[)' "$here/tools"
+		grep -rhoE "os\.environ(\.get)?[[(]'[A-Z][A-Z0-9_]*'" "$here/tools"; } |
+		grep -oE '[A-Z][A-Z0-9_]+' | LC_ALL=C sort -u); do
+		case " BUILD CCACHE_DIR CCACHE_DISABLE BASH_SOURCE $cleared" in
+		*" $name "*) ;;
+		*) missing+=" $name" ;;
+		esac
+	done
+	[ -z "$missing" ] || fail "tests/run does not unset:$missing"
+}
+
 # Every executable tool the index lists answers --help with its usage.
 t tools_have_help
 tools_have_help() {
