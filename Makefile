@@ -11,7 +11,10 @@ export BUILD
 # results go.
 ARCH ?= um
 SANITIZE ?= 0
-export ARCH SANITIZE
+# The kernel tree: KERNEL=6.12 (the default) or 6.1, Debian 12's own
+# (docs/targets.md#trees).
+KERNEL ?= 6.12
+export ARCH SANITIZE KERNEL
 TARGET = BUILD=$(BUILD) tools/lib/target $(ARCH) $(SANITIZE)
 RES := $(shell $(TARGET) res 2> /dev/null)
 ifeq ($(RES),)
@@ -22,7 +25,7 @@ endif
 SUFFIX := $(shell $(TARGET) suffix)
 GATE := $(shell $(TARGET) gate)
 
-KUNIT_PY = $(BUILD)/src/linux/tools/testing/kunit/kunit.py
+KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree test kunit mm-tests policies coverage test-tools check \
 	lint results repeat stress mutate museum bench help clean

@@ -33,7 +33,7 @@ t tests_unset_what_the_tools_read
 tests_unset_what_the_tools_read() {
 	local name cleared missing=''
 	cleared=" $(sed -n '/^unset /,/[^\\]$/p' "$here/tests/run" |
-		tr -d '\\' | sed 's/^unset //' | tr -s ' \t\n' ' ') "
+		tr -d '\134' | sed 's/^unset //' | tr -s ' \t\n' ' ') "
 	for name in $( { grep -rhoE '\$\{[A-Z][A-Z0-9_]*(:?[-+=?]|\}|\[)' "$here/tools"
 		grep -rhoE "os\.environ(\.get)?[[(]'[A-Z][A-Z0-9_]*'" "$here/tools"; } |
 		grep -oE '[A-Z][A-Z0-9_]+' | LC_ALL=C sort -u); do

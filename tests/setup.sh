@@ -180,6 +180,26 @@ prepare_tree_unpacks_once() {
 	[ ! -e "$s/linux.new" ] || fail "linux.new left behind"
 }
 
+# KERNEL=6.1 takes 6.1's tarball and series and builds under build/6.1:
+# a tarball of another version is refused with one line, and nothing is
+# left in either tree's directory; an unknown KERNEL is refused too.
+t prepare_tree_keeps_each_kernel_apart
+prepare_tree_keeps_each_kernel_apart() {
+	user_tree
+	local tar=$scratch/linux-source.tar.xz
+	tar -cJf "$tar" -C "$scratch" --transform 's|^user|linux-source-6.12|' user ||
+		return 1
+	KERNEL=6.1 FORKLAB_TARBALL=$tar expect_exit 1 prepare &&
+	one_line_stderr && expect_in 'holds Linux 6.12.117, not 6.1' "$scratch/stderr" &&
+	[ ! -e "$scratch/build/6.1/src/linux" ] && [ ! -e "$scratch/build/src/linux" ] ||
+		fail "a tree was left behind"
+	KERNEL=6.1 FORKLAB_TARBALL=$scratch/none.tar.xz expect_exit 1 prepare &&
+	expect_in "run 'make deps KERNEL=6.1' (Debian package linux-source-6.1)" \
+		"$scratch/stderr" || return 1
+	KERNEL=5.10 expect_exit 1 prepare &&
+	one_line_stderr && expect_in 'KERNEL=5.10: forklab builds 6.12 or 6.1' "$scratch/stderr"
+}
+
 # Your git tree edited: only the edited file is copied again, the others
 # keep their mtime (the kernel build stays incremental); a file you deleted
 # goes. The copy's mtime is when it was copied, not the source's: an edit

@@ -21,14 +21,31 @@ prog=${0%/*}
 prog=${prog##*/}/${0##*/}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$here/build}
-tree=$build/src/linux
-kunit_py=$tree/tools/testing/kunit/kunit.py
 
 # die MESSAGE...: one error line; exit status $die_status (default 1).
 die() {
 	echo "$prog: error: $*" >&2
 	exit "${die_status:-1}"
 }
+
+# The kernel tree, KERNEL=: 6.12 (the default) or 6.1, Debian 12's own.
+# Each comes from Debian's linux-source package of that version and has a
+# patch series of its own; 6.1 builds everything (tree, objects, results)
+# under build/6.1/, so that the two trees stay built side by side.
+#   kernel_line     the stable line, as KERNEL= names it: 6.12, 6.1
+#   kernel_package  the Debian package of its source
+#   kernel_tarball  the tarball that package installs
+#   kernel_patches  its series' directory (a file 'series' and the patches)
+kernel_line=${KERNEL:-6.12}
+case "$kernel_line" in
+6.12) kernel_patches=$here/patches ;;
+6.1) kernel_patches=$here/patches/6.1; build=$build/6.1 ;;
+*) die "KERNEL=$kernel_line: forklab builds 6.12 or 6.1" ;;
+esac
+kernel_package=linux-source-$kernel_line
+kernel_tarball=/usr/src/$kernel_package.tar.xz
+tree=$build/src/linux
+kunit_py=$tree/tools/testing/kunit/kunit.py
 
 # bad_usage MESSAGE...: a bad argument: one line, exit status 2.
 bad_usage() {
@@ -49,6 +66,7 @@ targets=("um 0" "um 1" "x86_64 0")
 #   target_arch        the kernel's ARCH (um, x86_64)
 #   target_name        the target's name in a patch's "Targets:" line
 #                      (mutants/, museum/): um, x86_64, sanitize
+#   target_tree        the prepared kernel tree (KERNEL= chooses which)
 #   target_suffix      what results adds to a suite's name: -sanitize, -x86_64
 #   target_obj         the kernel's build directory (O=)
 #   target_image       the kernel image a guest boots
@@ -90,6 +108,7 @@ target() {
 	esac
 	target_arch=$arch
 	target_name=$arch
+	target_tree=$tree
 	target_kconfig=$here/configs/$arch.config
 	target_kconfig_add=
 	target_expected=$here/configs/expected/$arch
