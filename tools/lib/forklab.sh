@@ -179,11 +179,9 @@ kernel_version() {
 # separated by spaces; none means um. A second Targets: line, or a name
 # that is no target's, is an error: the patch would run nowhere.
 for_this_target() {
-	local listed t name names=' '
+	local listed name names
 
-	for t in "${targets[@]}"; do
-		names+="$(target "${t% *}" "${t#* }"; echo "$target_name") "
-	done
+	names=" $("$here/tools/lib/target" --list | cut -d' ' -f1 | tr '\n' ' ')"
 	[ "$(grep -c '^Targets:' "$1")" -le 1 ] ||
 		die "${1##*/}: more than one 'Targets:' line"
 	listed=$(sed -n 's/^Targets:[[:space:]]*//p' "$1" | tr -d '\r')
