@@ -12,7 +12,7 @@ export BUILD
 ARCH ?= um
 SANITIZE ?= 0
 # The kernel tree: KERNEL=6.12 (the default) or 6.1, Debian 12's own
-# (docs/targets.md#trees).
+# (docs/trees.md).
 KERNEL ?= 6.12
 export ARCH SANITIZE KERNEL
 TARGET = BUILD=$(BUILD) tools/lib/target $(ARCH) $(SANITIZE)
