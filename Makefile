@@ -15,7 +15,8 @@ SANITIZE ?= 0
 # (docs/trees.md).
 KERNEL ?= 6.12
 export ARCH SANITIZE KERNEL
-TARGET = BUILD=$(BUILD) tools/lib/target $(ARCH) $(SANITIZE)
+# $(shell) sees make's environment, not its exports: KERNEL is passed.
+TARGET = BUILD=$(BUILD) KERNEL=$(KERNEL) tools/lib/target $(ARCH) $(SANITIZE)
 RES := $(shell $(TARGET) res 2> /dev/null)
 ifeq ($(RES),)
 $(error $(shell $(TARGET) 2>&1 > /dev/null))
