@@ -74,7 +74,9 @@ targets=("um 0" "um 1" "x86_64 0")
 #                      mm-tests/, policies/, mutate/, coverage/, gcov/
 #   target_kconfig     the kunitconfig (configs/ARCH.config)
 #   target_kconfig_add kconfig lines added to it, one per line
-#   target_expected    the rows each suite must report (configs/expected/ARCH)
+#                      (configs/6.1.config on KERNEL=6.1)
+#   target_expected    the rows each suite must report (configs/expected/ARCH;
+#                      configs/expected/6.1/ARCH on KERNEL=6.1)
 #   target_gate        the coverage gate's spec; empty: no coverage kept
 #                      (a UML guest's counts go to a scratch directory)
 #   target_gcov        how gcov data leaves a guest: exit (UML writes its
@@ -151,6 +153,15 @@ target() {
 		target_make="make test ARCH=x86_64" ;;
 	*) die "ARCH=$arch: forklab builds um or x86_64" ;;
 	esac
+	# A tree other than 6.12: its config lines (configs/KERNEL.config),
+	# expected rows (configs/expected/KERNEL/ARCH) and gate
+	# (coverage/KERNEL/ARCH.spec).
+	if [ "$kernel_line" != 6.12 ]; then
+		target_kconfig_add=$(grep -E '^(CONFIG_|# CONFIG_.* is not set)' \
+			"$here/configs/$kernel_line.config")
+		target_expected=$here/configs/expected/$kernel_line/$arch
+		target_gate=$here/coverage/$kernel_line/$arch.spec
+	fi
 	if [ "$sanitize" = 1 ]; then
 		[ "$arch" = um ] || die "SANITIZE=1 is for ARCH=um only"
 		target_name=sanitize
@@ -158,8 +169,8 @@ target() {
 		target_obj=$build/uml-sanitize
 		target_image=$target_obj/linux
 		target_res=$build/sanitize
-		target_kconfig_add=$(grep -E '^(CONFIG_|# CONFIG_.* is not set)' \
-			"$here/configs/sanitize.config")
+		target_kconfig_add+=${target_kconfig_add:+$'\n'}$(grep -E \
+			'^(CONFIG_|# CONFIG_.* is not set)' "$here/configs/sanitize.config")
 		target_gate=
 		target_make="make check SANITIZE=1"
 	fi
