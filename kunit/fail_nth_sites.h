@@ -42,7 +42,8 @@
  *   __ksm_enter               the child's slot in ksmd's list, when the
  *                             parent has MADV_MERGEABLE vmas: ksm_fork()
  *                             ignores the failure ("best effort"); the
- *                             child's pages are then never merged
+ *                             child's pages are then never merged (6.12;
+ *                             6.1's ksm_fork() fails the fork)
  *
  * and, in the sanitizer build (make check SANITIZE=1), the bookkeeping
  * nested in each allocation: kmemleak's metadata (from its memory pool
@@ -186,13 +187,16 @@ static inline int fail_nth_is_alloc_frame(const char *frame)
 /*
  * Why the fork may go on after a failure at this site, or NULL if it
  * must fail. @site: the caller's name; @via: how the check was reached;
- * @nowarn: the allocation asked for no warning (FAULT_NOWARN).
+ * @nowarn: the allocation asked for no warning (FAULT_NOWARN);
+ * @ksm_best_effort: ksm_fork() ignores __ksm_enter()'s failure, as 6.12's
+ * does (6.1's returns it, and dup_mmap() fails the fork).
  */
 static inline const char *fail_nth_fallback(const char *site,
-					    enum fail_nth_via via, int nowarn)
+					    enum fail_nth_via via, int nowarn,
+					    int ksm_best_effort)
 {
 	/* mm_slot_alloc(), inlined or not */
-	if (via == FAIL_NTH_DIRECT &&
+	if (via == FAIL_NTH_DIRECT && ksm_best_effort &&
 	    (fail_nth_frame_is(site, "__ksm_enter") ||
 	     fail_nth_frame_is(site, "mm_slot_alloc")))
 		return "ksm_fork(): entering ksmd's list is best effort";

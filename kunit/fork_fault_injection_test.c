@@ -168,7 +168,7 @@ static void snapshot(struct mm_struct *mm, struct parent_state *state)
 	for (i = 0; i < NR_FORK_CASES; i++)
 		state->avcs[i] = rmap_links(mm, slot_addr(i));
 	for (i = 0; i < NR_MM_COUNTERS; i++)
-		state->rss[i] = percpu_counter_sum(&mm->rss_stat[i]);
+		state->rss[i] = forklab_mm_counter_sum(mm, i);
 	state->pgtables_bytes = mm_pgtables_bytes(mm);
 	state->pagetables = IS_ENABLED(CONFIG_SMP) ? 0 :
 		global_node_page_state(NR_PAGETABLE);
@@ -296,7 +296,8 @@ static void check_injection(struct kunit *test, struct fail_sites *sites,
 			    "N=%u: no record of the injection", n);
 	KUNIT_ASSERT_EQ(test, sites->rec.pid, task_pid_nr(current));
 	site = injection_site(test, sites);
-	why = fail_nth_fallback(site->name, site->via, site->nowarn);
+	why = fail_nth_fallback(site->name, site->via, site->nowarn,
+				!FORKLAB_LINUX_6_1);
 	kunit_info(test, "injection %u: %s%s%s: %s\n", n, site->name,
 		   fail_nth_via_names[site->via],
 		   site->nowarn ? ", no-warn" : "",

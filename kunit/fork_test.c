@@ -217,15 +217,15 @@ static void expect_bytes_half(struct kunit *test, const u8 *got,
 
 static void restore_fault_around(void *pages)
 {
-	fault_around_pages = (unsigned long)pages;
+	forklab_set_fault_around((unsigned long)pages);
 }
 
 static void set_fault_around(struct kunit *test, unsigned long pages)
 {
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, restore_fault_around,
-						  (void *)READ_ONCE(fault_around_pages)));
-	WRITE_ONCE(fault_around_pages, pages);
+						  (void *)forklab_fault_around()));
+	forklab_set_fault_around(pages);
 }
 
 static u8 child_seed(const struct fork_case *row)
@@ -452,7 +452,7 @@ static void check_child_refs_dropped(struct kunit *test, struct fork_run *run)
 static void check_default_faults(struct kunit *test, struct fork_run *run,
 				 unsigned long default_fault_around)
 {
-	WRITE_ONCE(fault_around_pages, default_fault_around);
+	forklab_set_fault_around(default_fault_around);
 	run->child = forklab_fork_mm(test, run->parent);
 	KUNIT_EXPECT_EQ(test, read_vma(test, run->child, run->buf),
 			run->missing ? (unsigned long)run->row->default_faults : 0UL);
@@ -480,7 +480,7 @@ static void check_writes(struct kunit *test, struct fork_run *run)
 static void fork_case_test(struct kunit *test)
 {
 	const struct fork_case *row = test->param_value;
-	unsigned long default_fault_around = READ_ONCE(fault_around_pages);
+	unsigned long default_fault_around = forklab_fault_around();
 	struct fork_run *run = start_fork(test, row);
 
 	if (row->outcome == ABSENT) {

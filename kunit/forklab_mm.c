@@ -230,18 +230,18 @@ void forklab_expect_rss_counters(struct kunit *test, struct mm_struct *mm)
 			if (pte_present(pte)) {
 				page = vm_normal_page(vma, addr, pte);
 				if (page)
-					walked[mm_counter(page_folio(page))]++;
+					walked[forklab_mm_counter(page)]++;
 				continue;
 			}
 			entry = pte_to_swp_entry(pte);
 			if (!non_swap_entry(entry))
 				walked[MM_SWAPENTS]++;
 			else if (is_migration_entry(entry))
-				walked[mm_counter(pfn_swap_entry_folio(entry))]++;
+				walked[forklab_mm_counter(forklab_entry_page(entry))]++;
 		}
 	}
 	for (i = 0; i < NR_MM_COUNTERS; i++)
-		KUNIT_EXPECT_EQ_MSG(test, get_mm_counter_sum(mm, i), walked[i],
+		KUNIT_EXPECT_EQ_MSG(test, forklab_mm_counter_sum(mm, i), walked[i],
 				    "the child's %s against its page tables",
 				    names[i]);
 	/* VmPTE: what dup_mmap()'s page-table allocations added up */
@@ -401,7 +401,7 @@ static void pin_first_page(struct kunit *test, struct mm_struct *mm,
 	long pinned;
 
 	mmap_read_lock(mm);
-	pinned = pin_user_pages_remote(mm, addr, 1, FOLL_WRITE, &page, NULL);
+	pinned = forklab_pin_user_page_remote(mm, addr, FOLL_WRITE, &page);
 	mmap_read_unlock(mm);
 	KUNIT_ASSERT_EQ(test, pinned, 1L);
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, unpin_action, page));

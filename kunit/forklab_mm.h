@@ -23,6 +23,8 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 
+#include "forklab_compat.h"
+
 #define FORK_ADDR	0x10000000UL
 #define FORK_PAGES	4
 #define FORK_SIZE	(FORK_PAGES * PAGE_SIZE)

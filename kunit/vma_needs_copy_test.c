@@ -37,6 +37,7 @@
 
 #include "../internal.h"
 #include "fork_copy_policy.h"
+#include "forklab_compat.h"
 
 #define FORKLAB_VMA_START	0x10000000UL
 #define FORKLAB_VMA_PAGES	4
