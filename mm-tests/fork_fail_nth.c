@@ -406,7 +406,8 @@ static bool check_site(int nth, long seq, bool tolerated)
 		site = &sites[nr_sites++];
 		*site = key;
 	}
-	why = fail_nth_fallback(site->name, site->via, site->nowarn);
+	why = fail_nth_fallback(site->name, site->via, site->nowarn,
+				!kernel_older_than(6, 2));
 	if (tolerated)
 		site->tolerated++;
 	else

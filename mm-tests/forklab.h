@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,7 +28,55 @@
 #include <sys/uio.h>
 
 #include "kselftest.h"
-#include "mm/vm_util.h"		/* pagemap_get_entry(), PM_PRESENT, ... */
+#include "vm_util.h"		/* pagemap_get_entry(), PM_PRESENT, ... */
+
+/*
+ * 6.1's selftests/vm/vm_util.h (KERNEL=6.1) has pagemap_get_entry() but
+ * not the pagemap bits and pagemap_get_pfn() of 6.12's selftests/mm/:
+ * here as Documentation/admin-guide/mm/pagemap.rst gives them.
+ */
+#ifndef PM_PRESENT
+#define PM_SOFT_DIRTY		(1ULL << 55)
+#define PM_MMAP_EXCLUSIVE	(1ULL << 56)
+#define PM_UFFD_WP		(1ULL << 57)
+#define PM_FILE			(1ULL << 61)
+#define PM_SWAP			(1ULL << 62)
+#define PM_PRESENT		(1ULL << 63)
+#define PM_PFN_MASK		((1ULL << 55) - 1)
+
+static inline unsigned long pagemap_get_pfn(int fd, char *start)
+{
+	uint64_t entry = pagemap_get_entry(fd, start);
+
+	return entry & PM_PRESENT ? entry & PM_PFN_MASK : -1UL;
+}
+#endif
+/*
+ * stdout line-buffered before main(), as 6.12's ksft_print_header() makes
+ * it and 6.1's does not: a child that exits with the parent's unflushed
+ * lines in its copy of the buffer would print them twice.
+ */
+static void __attribute__((constructor)) forklab_line_buffered(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+/*
+ * A skipped result that keeps its name, "ok N NAME # SKIP REASON", as
+ * 6.12's ksft_test_result_code() prints it (6.1's kselftest.h has only
+ * ksft_test_result_skip(), whose line has no name): tools/judge/results
+ * holds each skip, by name, against configs/expected.
+ */
+static inline void skip_named(const char *name, const char *reason)
+{
+	ksft_cnt.ksft_xskip++;
+	printf("ok %u %s # SKIP %s\n", ksft_test_num(), name, reason);
+}
+
+/* 6.12's kselftest.h defines it; 6.1's does not */
+#ifndef __printf
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#endif
 
 enum fork_copy_policy { FORK_COPY_LAZY, FORK_COPY_ALWAYS, FORK_COPY_SKIP_SHARED };
 
@@ -114,6 +163,27 @@ static inline long long proc_value(const char *path, const char *name)
 	return value;
 }
 
+/* The number a file such as /proc/self/ksm_merging_pages holds. */
+static inline long long read_number(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long long n;
+
+	if (!f || fscanf(f, "%lld", &n) != 1)
+		ksft_exit_fail_msg("read %s: %s\n", path, strerror(errno));
+	fclose(f);
+	return n;
+}
+
+/*
+ * This mm's KSM-merged pages: /proc/self/ksm_merging_pages (5.19), which
+ * both trees have; 6.1's ksm_stat has no ksm_merging_pages line (6.6).
+ */
+static inline long long ksm_merged_pages(void)
+{
+	return read_number("/proc/self/ksm_merging_pages");
+}
+
 /*
  * Does the vma at @addr have @flag (two letters of smaps' VmFlags: "lo"
  * for VM_LOCKED, "ac" for VM_ACCOUNT, ...)? -1: no such vma.
@@ -138,6 +208,29 @@ static inline int vma_has_flag(const void *addr, const char *flag)
 	}
 	fclose(f);
 	return found;
+}
+
+/*
+ * Is the guest's kernel older than @major.@minor? forklab's trees are
+ * 6.12 and 6.1 (KERNEL=6.1), and where they differ a program asks this.
+ */
+static inline bool kernel_older_than(int major, int minor)
+{
+	struct utsname u;
+	int ma, mi;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		ksft_exit_fail_msg("uname: %s\n", strerror(errno));
+	return ma < major || (ma == major && mi < minor);
+}
+
+/*
+ * smaps names VM_LOCKONFAULT ("lf") since 8614d6c5eda0 (6.2); on 6.1 a
+ * lock-on-fault vma shows "lo" alone, and "lf" can be checked nowhere.
+ */
+static inline bool smaps_shows_lock_on_fault(void)
+{
+	return !kernel_older_than(6, 2);
 }
 
 static inline long long vmstat_value(const char *name)
@@ -441,7 +534,7 @@ static inline long long ksm_merge(size_t pages)
 	ksm_knob("sleep_millisecs", "1");
 	ksm_knob("run", "1");
 	for (tries = 0; tries < 1000; tries++) {
-		merged = proc_value("/proc/self/ksm_stat", "ksm_merging_pages");
+		merged = ksm_merged_pages();
 		if (merged >= (long long)pages)
 			break;
 		usleep(10000);

@@ -459,7 +459,8 @@ static inline void map_one(struct mapping *m)
 		ksft_exit_fail_msg("mlock: %s\n", strerror(errno));
 	/* else the child's checks of VM_LOCKED_MASK could not fail */
 	if (m->mlocked && (vma_has_flag(m->addr, "lo") != 1 ||
-			   vma_has_flag(m->addr, "lf") != m->lock_on_fault))
+			   (smaps_shows_lock_on_fault() &&
+			    vma_has_flag(m->addr, "lf") != m->lock_on_fault)))
 		ksft_exit_fail_msg("%s: mlock() left other flags\n", m->desc);
 }
 
@@ -505,15 +506,16 @@ static inline const char *child_check(const struct mapping *m, long *faults)
 	/* dup_mmap() clears VM_LOCKED; mm_init() zeroes locked_vm */
 	if (m->mlocked && vma_has_flag(m->addr, "lo"))
 		return "the child's vma kept VM_LOCKED (smaps VmFlags: lo)";
-	if (m->mlocked && vma_has_flag(m->addr, "lf"))
+	if (m->mlocked && smaps_shows_lock_on_fault() &&
+	    vma_has_flag(m->addr, "lf"))
 		return "the child's vma kept VM_LOCKONFAULT (smaps VmFlags: lf)";
 	if (m->mlocked && proc_value("/proc/self/status", "VmLck") != 0)
 		return "the child starts with locked_vm (VmLck != 0)";
 	/* ksm_fork(): the parent's merges are its rmap_items, not ours */
 	if (m->advice == MADV_MERGEABLE &&
-	    (proc_value("/proc/self/ksm_stat", "ksm_merging_pages") != 0 ||
+	    (ksm_merged_pages() != 0 ||
 	     proc_value("/proc/self/ksm_stat", "ksm_rmap_items") != 0))
-		return "the child starts with the parent's KSM figures (ksm_stat)";
+		return "the child starts with the parent's KSM figures (ksm_merging_pages, ksm_stat)";
 	/*
 	 * Count the mapping's faults only: expected_byte()'s first call
 	 * reads a page of the program's own for the first time since fork

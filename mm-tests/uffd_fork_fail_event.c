@@ -236,9 +236,20 @@ int main(void)
 			 "fork() ends its injections (%d points)\n", nth - 2);
 	if (leaked)
 		ksft_print_msg("the first at injection %d\n", first_leak);
-	ksft_test_result(in_dup_mmap && !leaked,
-			 "a fork() failed in dup_mmap() sends no UFFD_EVENT_FORK (%d of %d did)\n",
-			 leaked, in_dup_mmap);
+	/*
+	 * Before 6.12 (f64e67e5d3a4) a failed fork's event was the design:
+	 * "the monitor will keep discarding orphaned mm coming from failed
+	 * forks in userland" ("userfaultfd: use RCU to free the task struct
+	 * when fork fails", 2019). 6.1 writes no XA_ZERO_ENTRY marker for
+	 * the monitor's close() to walk into.
+	 */
+	if (kernel_older_than(6, 12))
+		skip_named("a fork() failed in dup_mmap() sends no UFFD_EVENT_FORK",
+			   "before 6.12 it may, by design");
+	else
+		ksft_test_result(in_dup_mmap && !leaked,
+				 "a fork() failed in dup_mmap() sends no UFFD_EVENT_FORK (%d of %d did)\n",
+				 leaked, in_dup_mmap);
 	ksft_test_result(!missed,
 			 "each successful fork() sends one UFFD_EVENT_FORK (%d did not)\n",
 			 missed);

@@ -44,17 +44,6 @@ static void set_knob(const char *name, const char *value)
 }
 
 /* A file that holds one number. */
-static long long read_number(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long long n;
-
-	if (!f || fscanf(f, "%lld", &n) != 1)
-		ksft_exit_fail_msg("read %s: %s\n", path, strerror(errno));
-	fclose(f);
-	return n;
-}
-
 /* The global count; -1 where the kernel has none (6.1). */
 static long long global_zero_pages(void)
 {
