@@ -327,6 +327,39 @@ results_counts_a_clean_run() {
 	expect_exit 2 "$here/tools/judge/results" --expect "$scratch/none" && one_line_stderr
 }
 
+# Each tree's suites are counted under their own names (kunit-6.1) and
+# held against their own sections; the tree KERNEL= names is the one
+# whose make check logs are required. A tool that counts one tree only,
+# or that fails 6.12's judge for want of 6.1's logs, fails here.
+t results_counts_each_tree
+results_counts_each_tree() {
+	local dir=$scratch/results-build expect=$scratch/expect-trees
+
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	{
+		cat "$fixtures/results/expect"
+		sed -n '/^\[kunit\]$/,/^\[tools\]$/p' "$fixtures/results/expect" |
+			sed '$d; s/^\[\(kunit\|mm-tests\)\]$/[\1-6.1]/'
+	} > "$expect"
+	rm -rf "$dir"
+	cp -a "$fixtures/results/build" "$dir" && mkdir -p "$dir/6.1/mm-tests" &&
+	cp "$dir/kunit.ktap" "$dir/6.1/" &&
+	cp "$dir/mm-tests/results.ktap" "$dir/6.1/mm-tests/" || return 1
+	BUILD=$dir KUNIT_DIR=$results_kunit \
+		expect_exit 0 "$here/tools/judge/results" --expect "$expect" &&
+	expect_in '^judge/results: kunit-6.1: 3 passed, 0 failed, 0 skipped$' "$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests-6.1: 4 passed, 0 failed, 0 skipped$' "$scratch/stdout" &&
+	results_total_is '26 passed, 0 failed, 0 skipped' || return 1
+	rm -rf "$dir/6.1"
+	BUILD=$dir KUNIT_DIR=$results_kunit \
+		expect_exit 0 "$here/tools/judge/results" --expect "$expect" &&
+	results_total_is '19 passed, 0 failed, 0 skipped' &&
+	BUILD=$dir KUNIT_DIR=$results_kunit KERNEL=6.1 \
+		expect_exit 1 "$here/tools/judge/results" --expect "$expect" &&
+	expect_in '^judge/results: kunit-6.1: 0 passed, 1 failed, 0 skipped (no results' "$scratch/stdout"
+}
+
 # A tool that counts only leaf rows, as kunit.py's JSON has them (it keeps
 # no group status): a program that printed complete, all-ok KTAP and then
 # crashed ('not ok 2 prog # exit status 125') counted 0 failed.
