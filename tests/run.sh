@@ -56,6 +56,23 @@ mutate_rejects_stale_mutant() {
 	one_line_stderr && expect_in "run 'make test' first" "$scratch/stderr"
 }
 
+# A mutant applies to the trees its Trees: line names (none: 6.12):
+# KERNEL=6.1 finds none of the fixtures' (they name none), and a name
+# that is no tree's is an error, not a mutant that runs nowhere.
+t mutate_runs_the_trees_mutants
+mutate_runs_the_trees_mutants() {
+	stand_in_tree
+	mkdir -p "$scratch/build/6.1/uml" "$scratch/build/6.1/src" &&
+	cp -a "$fixtures/tree" "$scratch/build/6.1/src/linux" &&
+	touch "$scratch/build/6.1/uml/linux" || return 1
+	KERNEL=6.1 BUILD=$scratch/build MUTANTS=$fixtures/mutants \
+		RUN_KUNIT=$fixtures/fake-run-kunit \
+		expect_exit 1 "$here/tools/run/mutants" && one_line_stderr &&
+	expect_in 'no mutant for um on 6.1' "$scratch/stderr" &&
+	MUTANTS=$fixtures/mutants-trees expect_exit 1 mutate && one_line_stderr &&
+	expect_in "01-typo.patch: 'Trees: 6.12 5.10': no tree '5.10'" "$scratch/stderr"
+}
+
 # The museum on the same stand-in tree, a stand-in guest booting each
 # reproducer (tests/fixtures/fake-guest).
 museum() {

@@ -103,14 +103,15 @@ class Rows:
 		return list(self.left.elements())
 
 
-def patch_targets(path):
-	"""The targets a mutant runs on: its 'Targets:' line, default um."""
+def patch_names(path, key, default):
+	"""The names a mutant's KEY line lists ('Targets:', where it runs,
+	default um; 'Trees:', what it applies to, default 6.12), as
+	tools/lib/forklab.sh reads them (for_this_target, for_this_tree)."""
 	with open(path, errors='backslashreplace') as f:
 		for line in f:
-			if line.startswith('Targets:'):
-				# as tools/lib/forklab.sh reads it (for_this_target)
-				return line[len('Targets:'):].split()
-	return ['um']
+			if line.startswith(key):
+				return line[len(key):].split()
+	return [default]
 
 
 def derived_rows(directive, arg, where):
@@ -129,16 +130,21 @@ def derived_rows(directive, arg, where):
 			die(f"{where}: no 't NAME' line in {arg}")
 		return rows
 	if directive == '@patches':
-		# '@patches DIR TARGET': only the patches that run on TARGET
-		# (their 'Targets:' line; none means um), as tools/run/mutants picks.
+		# '@patches DIR TARGET [TREE]': only the patches that run on
+		# TARGET (their 'Targets:' line; none means um) and apply to
+		# TREE (their 'Trees:' line; none means 6.12; no TREE: 6.12),
+		# as tools/run/mutants picks.
 		arg, _, target = arg.partition(' ')
+		target, _, tree = target.strip().partition(' ')
+		tree = tree.strip() or '6.12'
 		path = os.path.join(root, arg)
 		if not os.path.isdir(path):
 			die(f'{where}: {arg}: no such directory')
 		rows = sorted(os.path.basename(p)[:-len('.patch')]
 			      for p in glob.glob(os.path.join(path, '*.patch'))
-			      if not target.strip() or
-			      target.strip() in patch_targets(p))
+			      if (not target or
+				  target in patch_names(p, 'Targets:', 'um')) and
+			      tree in patch_names(p, 'Trees:', '6.12'))
 		if not rows:
 			die(f'{where}: no *.patch in {arg}')
 		return rows

@@ -203,6 +203,25 @@ for_this_target() {
 	[[ " ${listed:-um} " = *" $target_name "* ]]
 }
 
+# for_this_tree PATCH: does PATCH (mutants/, museum/) apply to the tree
+# KERNEL= names? Its one "Trees:" line names the trees (6.12, 6.1)
+# it was written for and checked against; none means 6.12. A name that
+# is no tree's, or a second Trees: line, is an error.
+for_this_tree() {
+	local listed name
+
+	[ "$(grep -c '^Trees:' "$1")" -le 1 ] ||
+		die "${1##*/}: more than one 'Trees:' line"
+	listed=$(sed -n 's/^Trees:[[:space:]]*//p' "$1" | tr -d '\r')
+	for name in ${listed:-6.12}; do
+		case "$name" in
+		6.12|6.1) ;;
+		*) die "${1##*/}: 'Trees: $listed': no tree '$name' (want: 6.12 6.1)" ;;
+		esac
+	done
+	[[ " ${listed:-6.12} " = *" $kernel_line "* ]]
+}
+
 # target_of_runner NAME: the target whose runner is NAME (uml-run,
 # qemu-run): the guest tools are one script under two names.
 target_of_runner() {
