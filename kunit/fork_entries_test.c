@@ -21,6 +21,7 @@
 #include <linux/mm.h>
 #include <linux/swap.h>
 #include <linux/swapops.h>
+#include <asm/tlbflush.h>
 
 #include "forklab_mm.h"
 
