@@ -145,6 +145,21 @@ prepare_tree_rejects_in_tree_build() {
 	one_line_stderr && expect_in 'holds an in-tree build' "$scratch/stderr"
 }
 
+# A tree of another version is named in one line before anything is
+# copied: a 6.1 tree without KERNEL=6.1 (whose series would not apply),
+# and a version forklab has no series for.
+t prepare_tree_rejects_other_versions
+prepare_tree_rejects_other_versions() {
+	user_tree
+	sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 1/' "$scratch/user/Makefile"
+	KERNEL_SRC=$scratch/user expect_exit 1 prepare && one_line_stderr &&
+	expect_in 'is Linux 6.1.117: add KERNEL=6.1' "$scratch/stderr" || return 1
+	sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 6/' "$scratch/user/Makefile"
+	KERNEL_SRC=$scratch/user expect_exit 1 prepare && one_line_stderr &&
+	expect_in 'is Linux 6.6.117; forklab builds 6.12.y' "$scratch/stderr" &&
+	[ ! -e "$scratch/build/src/linux" ] || fail "it wrote a tree"
+}
+
 t prepare_tree_rejects_missing_tarball
 prepare_tree_rejects_missing_tarball() {
 	rm -rf "$scratch/build"
