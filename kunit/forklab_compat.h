@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The interfaces of 6.12 that forklab's suites use and Debian 12's 6.1
- * lacks, given to a 6.1 tree in 6.1's terms (docs/trees.md has the table),
- * so that each suite is one file for both trees. On 6.12 this header
- * defines the two fault-around accessors and nothing else.
+ * lacks, given to a 6.1 tree in 6.1's terms (docs/trees.md), so that each
+ * suite is one file for both trees. On 6.12 this header defines only
+ * forklab_* and FORKLAB_* names: the calls that differ between the trees
+ * (forklab_mm_counter(), forklab_entry_page(), forklab_mm_counter_sum(),
+ * forklab_pin_user_page_remote(), the fault-around accessors) and what
+ * a row asks of the tree (FORKLAB_LINUX_6_1, FORKLAB_HAS_POISON_MARKER).
  */
 #ifndef FORKLAB_COMPAT_H
 #define FORKLAB_COMPAT_H
