@@ -20,10 +20,16 @@
  * wrote (private rows) or what the parent reads after the child wrote
  * (shared rows).
  *
+ * The uffd-wp rows (hugetlb_wp_cases) check the one bit fork copies or
+ * drops by the child's vma: a private huge page write-protected for uffd,
+ * forked with and without UFFD_FEATURE_EVENT_FORK, pinned and not.
+ *
  *   0          2M         4M
  *   |----------|----------|    MAP_SIZE: two PMDs (two 2 MiB hugetlb
  *   ^ aligned                  pages, or two THPs)
  */
+#include <poll.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include "forklab.h"
@@ -505,12 +511,154 @@ static void pinned_hugetlb_read_only(void)
 	munmap(p, hps);
 }
 
+/*
+ * uffd-wp on a private hugetlb page at fork: the child's entry carries the
+ * uffd-wp bit only if the child's vma is registered for it, i.e. with
+ * UFFD_FEATURE_EVENT_FORK (pagemap shows the bit, PM_UFFD_WP).
+ */
+struct hugetlb_wp_case {
+	const char *desc;
+	bool event_fork;
+	bool pin;		/* early COW: the child gets a new page */
+};
+
+static const struct hugetlb_wp_case hugetlb_wp_cases[] = {
+	/*
+	 * Without EVENT_FORK the child's vma is not registered: a uffd-wp
+	 * bit copied with the pte would be stale there, and a later
+	 * UFFDIO_REGISTER of the child's would find the page already
+	 * write-protected. copy_hugetlb_page_range() cleared it on swap and
+	 * migration entries but not on present ptes until 5a2f8d22ace4;
+	 * 6.1.192 still copies it (forklab's patches/6.1/0017).
+	 */
+	{ .desc = "hugetlb uffd-wp, child without EVENT_FORK: no uffd-wp in its pte" },
+	/* With EVENT_FORK the child's vma is registered: the bit stays. */
+	{ .desc = "hugetlb uffd-wp, child with EVENT_FORK: keeps uffd-wp",
+	  .event_fork = true },
+	/*
+	 * Pinned, the child gets its copy at fork (hugetlb_install_folio());
+	 * with EVENT_FORK the copy must be write-protected for uffd as the
+	 * original was, or the child's monitor misses the child's first
+	 * write. The copy carries the bit since 5a2f8d22ace4; 6.1.192's
+	 * hugetlb_install_page() drops it.
+	 */
+	{ .desc = "hugetlb uffd-wp pinned, child with EVENT_FORK: its copy keeps uffd-wp",
+	  .event_fork = true, .pin = true },
+	/* Pinned, without EVENT_FORK: a fresh pte, no bit. */
+	{ .desc = "hugetlb uffd-wp pinned, child without EVENT_FORK: no uffd-wp in its copy",
+	  .pin = true },
+};
+
+/*
+ * The monitor of a row with EVENT_FORK: fork() waits until someone reads
+ * its UFFD_EVENT_FORK. The child's uffd is kept open until the child has
+ * looked (closing it unregisters the child's vma).
+ */
+struct fork_event {
+	int uffd, child_uffd;
+};
+
+static void *read_fork_event(void *arg)
+{
+	struct fork_event *ev = arg;
+	struct pollfd pfd = { .fd = ev->uffd, .events = POLLIN };
+	struct uffd_msg msg;
+
+	if (poll(&pfd, 1, 10000) == 1 &&
+	    read(ev->uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+	    msg.event == UFFD_EVENT_FORK)
+		ev->child_uffd = msg.arg.fork.ufd;
+	return NULL;
+}
+
+static bool has_uffd_wp(const void *p)
+{
+	return pagemap_count(p, page_size(), PM_UFFD_WP) == 1;
+}
+
+static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
+{
+	struct fork_event ev = { .child_uffd = -1 };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	uint64_t features = UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
+	unsigned long pfn;
+	pthread_t thread;
+	int ring = -1, child;
+	uint8_t *p;
+	pid_t pid;
+
+	if (row->event_fork)
+		features |= UFFD_FEATURE_EVENT_FORK;
+	ev.uffd = open_uffd(features);
+	if (ev.uffd < 0) {
+		ksft_test_result_skip("%s: userfaultfd: %s\n", row->desc,
+				      strerror(errno));
+		return;
+	}
+	p = mmap(NULL, PMD_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (p == MAP_FAILED) {
+		ksft_test_result_skip("%s: no free hugetlb page\n", row->desc);
+		close(ev.uffd);
+		return;
+	}
+	memset(p, PATTERN, PMD_SIZE);
+	if (row->pin) {
+		ring = io_uring_pin(p, PMD_SIZE);
+		if (ring < 0)
+			ksft_exit_fail_msg("io_uring pin: %s\n", strerror(errno));
+	}
+	reg.range.start = wp.range.start = (uintptr_t)p;
+	reg.range.len = wp.range.len = PMD_SIZE;
+	if (ioctl(ev.uffd, UFFDIO_REGISTER, &reg) ||
+	    ioctl(ev.uffd, UFFDIO_WRITEPROTECT, &wp))
+		ksft_exit_fail_msg("%s: uffd-wp the page: %s\n", row->desc,
+				   strerror(errno));
+	if (!has_uffd_wp(p))
+		ksft_exit_fail_msg("%s: pagemap shows no uffd-wp in the parent\n",
+				   row->desc);
+	pfn = page_pfn(p);
+	if (row->event_fork &&
+	    pthread_create(&thread, NULL, read_fork_event, &ev))
+		ksft_exit_fail_msg("pthread_create failed\n");
+	pid = fork_or_fail();
+	if (pid == 0) {
+		/* 1: uffd-wp not as the row wants; 2: not the page it should be */
+		if (has_uffd_wp(p) != row->event_fork)
+			_exit(1);
+		_exit((page_pfn(p) != pfn) == row->pin && p[0] == PATTERN ? 0 : 2);
+	}
+	if (row->event_fork)
+		pthread_join(thread, NULL);
+	child = wait_child(pid);
+	if (child == 1)
+		ksft_print_msg("%s: the child's pte %s uffd-wp\n", row->desc,
+			       row->event_fork ? "lost" : "kept");
+	else if (child)
+		ksft_print_msg("%s: the child %s\n", row->desc, child == 2 ?
+			       "did not map the page it should (shared or copied)" :
+			       "ended otherwise");
+	if (row->event_fork && ev.child_uffd < 0)
+		ksft_print_msg("%s: no UFFD_EVENT_FORK\n", row->desc);
+	if (!has_uffd_wp(p))
+		ksft_print_msg("%s: the parent lost its uffd-wp\n", row->desc);
+	ksft_test_result(!child && has_uffd_wp(p) &&
+			 (!row->event_fork || ev.child_uffd >= 0), "%s\n", row->desc);
+	if (ev.child_uffd >= 0)
+		close(ev.child_uffd);
+	if (ring >= 0)
+		close(ring);
+	munmap(p, PMD_SIZE);
+	close(ev.uffd);
+}
+
 int main(void)
 {
 	size_t i;
 
 	ksft_print_header();
-	ksft_set_plan(ARRAY_SIZE(huge_cases) + 2);
+	ksft_set_plan(ARRAY_SIZE(huge_cases) + 2 + ARRAY_SIZE(hugetlb_wp_cases));
 	ksft_print_msg("fork_copy=%s\n", fork_copy_policy_name());
 	/* shmem THP only where asked for (the default is never). */
 	if (access(SHMEM_ENABLED, W_OK) == 0)
@@ -519,5 +667,7 @@ int main(void)
 		run_row(&huge_cases[i]);
 	pinned_hugetlb_pool_empty();
 	pinned_hugetlb_read_only();
+	for (i = 0; i < ARRAY_SIZE(hugetlb_wp_cases); i++)
+		run_hugetlb_wp_row(&hugetlb_wp_cases[i]);
 	ksft_finished();
 }

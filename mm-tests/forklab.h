@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include <linux/io_uring.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
@@ -396,6 +398,27 @@ static inline int io_uring_pin(void *p, size_t len)
 		return -1;
 	}
 	return ring;
+}
+
+/*
+ * A userfaultfd with @features (UFFD_API handshake done); -1 with errno
+ * set if the kernel has no userfaultfd or refuses a feature.
+ */
+static inline int open_uffd(uint64_t features)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = features };
+	int uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	int err;
+
+	if (uffd < 0)
+		return -1;
+	if (ioctl(uffd, UFFDIO_API, &api)) {
+		err = errno;
+		close(uffd);
+		errno = err;
+		return -1;
+	}
+	return uffd;
 }
 
 /* fork() with stdout flushed first, or the child prints it again. */
