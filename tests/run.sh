@@ -96,7 +96,7 @@ museum_judges_each_exhibit() {
 	local ktap=$scratch/build/museum/museum.ktap
 	expect_in '^ok 1 01-shown$' "$ktap" &&
 	expect_in '^not ok 4 04-fails-unmodified # its reproducer fails on the unmodified kernel' "$ktap" &&
-	expect_in '^| \[01-shown\].* | um | fake_suite: anon_vma rule | exit 1: not ok 1 fake: the child saw' \
+	expect_in '^| \[01-shown\].* | um | 6.12.117 | fake_suite: anon_vma rule | exit 1: not ok 1 fake: the child saw' \
 		"$scratch/MUSEUM.md" || return 1
 	diff -r "$fixtures/tree" "$scratch/build/src/linux" >/dev/null ||
 		fail "an exhibit was left applied"
@@ -115,10 +115,40 @@ museum_runs_the_targets_exhibits() {
 	SANITIZE=1 expect_exit 0 museum &&
 	expect_in '06-sanitizer-only .*killed' "$scratch/stdout" &&
 	expect_in '1 of 1 exhibits caught, shown, and clean' "$scratch/stdout" &&
-	expect_in '^| \[06-sanitizer-only\].* | sanitize | fake_suite: anon_vma rule' \
+	expect_in '^| \[06-sanitizer-only\].* | sanitize | 6.12.117 | fake_suite: anon_vma rule' \
 		"$scratch/MUSEUM.md" || return 1
 	SANITIZE=1 expect_exit 1 museum 01-shown &&
 	one_line_stderr && expect_in 'no exhibit 01-shown for sanitize' "$scratch/stderr"
+}
+
+# KERNEL=6.1 reverts its own exhibits (07, Trees: 6.1) and boots the
+# 6.12 exhibits' reproducers on its unmodified kernel: one that fails
+# there (04) is a bug 6.1 may still have, one that skips (05) is not.
+t museum_runs_the_other_trees_reproducers
+museum_runs_the_other_trees_reproducers() {
+	stand_in_tree
+	mkdir -p "$scratch/build/6.1/uml" "$scratch/build/6.1/src" &&
+	cp -a "$fixtures/tree" "$scratch/build/6.1/src/linux" &&
+	sed -i 's/^PATCHLEVEL = 12/PATCHLEVEL = 1/; s/^SUBLEVEL = 117/SUBLEVEL = 192/' \
+		"$scratch/build/6.1/src/linux/Makefile" &&
+	touch "$scratch/build/6.1/uml/linux" || return 1
+	KERNEL=6.1 RUN_GUEST=$fixtures/fake-guest MUSEUM_REPORT=$scratch/MUSEUM.md \
+		BUILD=$scratch/build MUSEUM=$fixtures/museum \
+		RUN_KUNIT=$fixtures/fake-run-kunit expect_exit 1 "$here/tools/run/museum" &&
+	expect_in '1 of 1 exhibits caught, shown, and clean' "$scratch/stdout" &&
+	expect_in "the other tree's reproducers: 4 of 5 clean or skipped on Linux 6.1" \
+		"$scratch/stdout" || return 1
+	local ktap=$scratch/build/6.1/museum/museum.ktap
+	expect_in '^ok 1 07-6.1-only$' "$ktap" &&
+	expect_in '^ok 2 01-shown: its reproducer on Linux 6.1$' "$ktap" &&
+	expect_in '^not ok 5 04-fails-unmodified: its reproducer fails on Linux 6.1' "$ktap" &&
+	expect_in '^ok 6 05-skips: its reproducer on Linux 6.1 # SKIP skipped: no such thing here$' "$ktap" &&
+	expect_in '^| \[07-6.1-only\].* | um | 6.1.192 | fake_suite: anon_vma rule | exit 1: not ok 1 fake: the child saw .* | not run | clean | ' \
+		"$scratch/MUSEUM.md" &&
+	expect_in '^| \[04-fails-unmodified\].* | um | 6.12.117 | not run | not run | not run | FAILS: exit 1: not ok 1 fake: fails everywhere' \
+		"$scratch/MUSEUM.md" || return 1
+	diff -r -x Makefile "$fixtures/tree" "$scratch/build/6.1/src/linux" >/dev/null ||
+		fail "an exhibit was left applied"
 }
 
 # A Targets: line naming no target is an error, not a patch that runs
