@@ -95,7 +95,8 @@ coverage:
 test-tools: tree
 	@tests/run
 
-# README's test command. The tools' tests come after coverage: some boot
+# README's test command. Last, the results as JUnit XML and KCIDB JSON
+# (RES/junit.xml, RES/kcidb.json: tools/judge/export). The tools' tests come after coverage: some boot
 # UML (a hang among them), and coverage is that of the suites. The KUnit
 # and mm-tests summaries are printed again last, by 'kunit.py parse' (of
 # the KTAP in which tools/judge/console-scan failed the tests the kernel
@@ -106,7 +107,7 @@ PARSE = python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1; \
 	python3 $(KUNIT_PY) parse $(RES)/mm-tests/results.ktap | tail -n 1
 ifneq ($(SUFFIX),)
 check: deps tree test $(if $(GATE),coverage)
-	@$(PARSE)
+	@$(PARSE); tools/judge/export
 else
 # While the kernel builds: the tools' tests that need no kernel (tests/run
 # --part early; output in build/tests/early.log). After the suites,
@@ -124,6 +125,7 @@ check: deps tree
 	wait $$coverage || status=1; \
 	cat $(BUILD)/tests/coverage.log; \
 	$(PARSE); \
+	tools/judge/export || status=1; \
 	exit $$status
 endif
 

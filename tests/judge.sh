@@ -428,3 +428,99 @@ museum_report_reads_every_exhibit() {
 	expect_in '^| \[53-6.1-hugetlb-uffd-wp-kept-without-event-fork\].* | x86_64 | [0-9.]* | not run |' "$scratch/stdout" &&
 	expect_in '^## Live bugs' "$scratch/stdout"
 }
+
+# judge/export on the fixture build: JUnit that xmllint validates against
+# the vendored junit-10.xsd, with unique (classname, name) pairs, a
+# failure carrying the row's diagnostics and a crash after all-ok rows as
+# a testcase of its own; KCIDB that the vendored v5.3 schema accepts, and
+# a suite without a log as MISS, not absent.
+export_on() {
+	local dir=$scratch/results-build
+
+	rm -rf "$dir"
+	cp -a "$fixtures/results/build" "$dir" || return 1
+	while [ $# -ge 2 ]; do
+		if [ "$1" = none ]; then
+			rm -f "$dir/$2"
+		else
+			cp "$fixtures/results/$1" "$dir/$2" || return 1
+		fi
+		shift 2
+	done
+	BUILD=$dir KUNIT_DIR=$results_kunit "$here/tools/judge/export" --out "$scratch/out"
+}
+
+# kcidb_valid FILE: the vendored KCIDB schema accepts FILE (Debian's
+# python3-jsonschema, or a python3 on PATH that has it).
+kcidb_valid() {
+	local py
+
+	for py in python3 /usr/bin/python3; do
+		"$py" -c 'import jsonschema' 2>/dev/null && break
+	done
+	"$py" - "$here/tools/judge/schemas/kcidb-v5.3.json" "$1" <<'PY'
+import json, sys, jsonschema
+schema, doc = (json.load(open(p)) for p in sys.argv[1:3])
+errors = list(jsonschema.Draft7Validator(
+	schema, format_checker=jsonschema.FormatChecker()).iter_errors(doc))
+for e in errors[:3]:
+	print(f'{sys.argv[2]}: {e.message}', file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+}
+
+t export_writes_junit_and_kcidb
+export_writes_junit_and_kcidb() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local junit=$scratch/out/junit.xml kcidb=$scratch/out/kcidb.json
+	expect_exit 0 export_on mm-tests-failed-row.ktap mm-tests/results.ktap &&
+	xmllint --noout --schema "$here/tools/judge/schemas/junit-10.xsd" "$junit" \
+		2> "$scratch/xmllint" || fail "junit.xml does not validate: $(cat "$scratch/xmllint")"
+	kcidb_valid "$kcidb" 2> "$scratch/kcidb" || fail "kcidb.json does not validate: $(cat "$scratch/kcidb")"
+	expect_in '<testcase name="param_case/row one" classname="kunit.fixture_suite"' "$junit" &&
+	expect_in '<testcase name="second" classname="mm-tests.prog">' "$junit" &&
+	expect_in 'fork() went on after a failure in copy_process' "$junit" &&
+	expect_in '"path": "mm_tests.prog.second"' "$kcidb" &&
+	expect_in '"path": "kunit.fixture_suite.param_case.row_one"' "$kcidb" &&
+	expect_in '"status": "FAIL"' "$kcidb" || return 1
+	local pairs
+	pairs=$(grep -o '<testcase name="[^"]*" classname="[^"]*"' "$junit" | sort | uniq -d)
+	[ -z "$pairs" ] || fail "repeated (classname, name): $pairs"
+	# A program that printed all-ok rows and then crashed (exit 125).
+	expect_exit 0 export_on mm-tests-crash.ktap mm-tests/results.ktap &&
+	expect_in '<testcase name="(exit status)" classname="mm-tests.prog">' "$junit" &&
+	expect_in '"path": "mm_tests.prog.exit_status"' "$kcidb" || return 1
+	# No user-space log: its guest never ran.
+	expect_exit 0 export_on none mm-tests/results.ktap &&
+	expect_in '"status": "MISS"' "$kcidb" &&
+	kcidb_valid "$kcidb" 2> /dev/null || fail "a MISS document does not validate"
+}
+
+# The vendored schema is a check, not a formality: a null, a path KCIDB's
+# pattern refuses and an id without its origin are each rejected.
+t kcidb_schema_rejects_bad_documents
+kcidb_schema_rejects_bad_documents() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	expect_exit 0 export_on || return 1
+	local bad
+	for bad in '.tests[0].comment = null' '.tests[0].path = "kunit.a b"' \
+		'.builds[0].id = "Forklab-no-origin"'; do
+		python3 - "$scratch/out/kcidb.json" "$bad" > "$scratch/bad.json" <<'PY' || return 1
+import json, sys
+doc = json.load(open(sys.argv[1]))
+where, value = sys.argv[2].split(' = ')
+obj = doc
+parts = where.strip('.').replace('[', '.').replace(']', '').split('.')
+for p in parts[:-1]:
+	obj = obj[int(p)] if p.isdigit() else obj[p]
+obj[parts[-1]] = json.loads(value)
+json.dump(doc, sys.stdout)
+PY
+		if kcidb_valid "$scratch/bad.json" 2> /dev/null; then
+			fail "the schema accepted $bad"
+			return
+		fi
+	done
+}
