@@ -514,12 +514,15 @@ static void pinned_hugetlb_read_only(void)
 /*
  * uffd-wp on a private hugetlb page at fork: the child's entry carries the
  * uffd-wp bit only if the child's vma is registered for it, i.e. with
- * UFFD_FEATURE_EVENT_FORK (pagemap shows the bit, PM_UFFD_WP).
+ * UFFD_FEATURE_EVENT_FORK (pagemap shows the bit, PM_UFFD_WP), and only if
+ * the parent's page was write-protected; where it carries it, the child's
+ * first write must raise a uffd-wp fault on the child's uffd.
  */
 struct hugetlb_wp_case {
 	const char *desc;
 	bool event_fork;
 	bool pin;		/* early COW: the child gets a new page */
+	bool unprotected;	/* registered for uffd-wp, not protected */
 };
 
 static const struct hugetlb_wp_case hugetlb_wp_cases[] = {
@@ -532,7 +535,11 @@ static const struct hugetlb_wp_case hugetlb_wp_cases[] = {
 	 * 6.1.192 still copies it (forklab's patches/6.1/0017).
 	 */
 	{ .desc = "hugetlb uffd-wp, child without EVENT_FORK: no uffd-wp in its pte" },
-	/* With EVENT_FORK the child's vma is registered: the bit stays. */
+	/*
+	 * With EVENT_FORK the child's vma is registered: the bit stays, and
+	 * the child's write faults to its monitor. A copy that kept the bit
+	 * but made the pte writable would let the write through unseen.
+	 */
 	{ .desc = "hugetlb uffd-wp, child with EVENT_FORK: keeps uffd-wp",
 	  .event_fork = true },
 	/*
@@ -540,34 +547,65 @@ static const struct hugetlb_wp_case hugetlb_wp_cases[] = {
 	 * with EVENT_FORK the copy must be write-protected for uffd as the
 	 * original was, or the child's monitor misses the child's first
 	 * write. The copy carries the bit since 5a2f8d22ace4; 6.1.192's
-	 * hugetlb_install_page() drops it.
+	 * hugetlb_install_page() drops it, and 6.1's pte_mkuffd_wp() alone
+	 * does not write-protect (f1eb1bacfba9 came in 6.5).
 	 */
 	{ .desc = "hugetlb uffd-wp pinned, child with EVENT_FORK: its copy keeps uffd-wp",
 	  .event_fork = true, .pin = true },
 	/* Pinned, without EVENT_FORK: a fresh pte, no bit. */
 	{ .desc = "hugetlb uffd-wp pinned, child without EVENT_FORK: no uffd-wp in its copy",
 	  .pin = true },
+	/*
+	 * Registered for uffd-wp but never protected: nothing to carry. A
+	 * fork that set the bit because the vma is registered, not because
+	 * the pte had it, would write-protect pages no one asked for.
+	 */
+	{ .desc = "hugetlb registered, not protected, child with EVENT_FORK: no uffd-wp",
+	  .event_fork = true, .unprotected = true },
+	{ .desc = "hugetlb registered, not protected, pinned, child with EVENT_FORK: no uffd-wp",
+	  .event_fork = true, .pin = true, .unprotected = true },
 };
+
+/* What the child of a uffd-wp row saw, as its exit status. */
+enum { WP_CHILD_OK = 0, WP_CHILD_BIT = 10, WP_CHILD_PAGE = 11 };
 
 /*
  * The monitor of a row with EVENT_FORK: fork() waits until someone reads
- * its UFFD_EVENT_FORK. The child's uffd is kept open until the child has
- * looked (closing it unregisters the child's vma).
+ * its UFFD_EVENT_FORK; then the child's uffd, on which the child's write
+ * to a protected page faults (served: the page unprotected). The child's
+ * uffd is kept open until the child has exited (closing it unregisters
+ * the child's vma); @done says the child has.
  */
 struct fork_event {
-	int uffd, child_uffd;
+	int uffd, child_uffd, done;
+	int wp_faults;
 };
 
-static void *read_fork_event(void *arg)
+static void *monitor_fork(void *arg)
 {
 	struct fork_event *ev = arg;
-	struct pollfd pfd = { .fd = ev->uffd, .events = POLLIN };
+	struct pollfd fds[3] = { { .fd = ev->uffd, .events = POLLIN },
+				 { .fd = ev->done, .events = POLLIN },
+				 { .fd = -1, .events = POLLIN } };
+	struct uffdio_writeprotect unprotect = { .mode = 0 };
 	struct uffd_msg msg;
 
-	if (poll(&pfd, 1, 10000) == 1 &&
-	    read(ev->uffd, &msg, sizeof(msg)) == sizeof(msg) &&
-	    msg.event == UFFD_EVENT_FORK)
-		ev->child_uffd = msg.arg.fork.ufd;
+	while (poll(fds, 3, -1) > 0 && !(fds[1].revents & (POLLIN | POLLHUP))) {
+		if ((fds[0].revents & POLLIN) &&
+		    read(ev->uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+		    msg.event == UFFD_EVENT_FORK && ev->child_uffd < 0)
+			fds[2].fd = ev->child_uffd = msg.arg.fork.ufd;
+		if ((fds[2].revents & POLLIN) &&
+		    read(ev->child_uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+		    msg.event == UFFD_EVENT_PAGEFAULT &&
+		    (msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP)) {
+			ev->wp_faults++;
+			unprotect.range.start = msg.arg.pagefault.address & ~(PMD_SIZE - 1);
+			unprotect.range.len = PMD_SIZE;
+			if (ioctl(ev->child_uffd, UFFDIO_WRITEPROTECT, &unprotect))
+				break;	/* the child stays blocked: the run times out */
+		}
+	}
 	return NULL;
 }
 
@@ -582,9 +620,10 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
 	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
 	uint64_t features = UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
+	bool want_bit = row->event_fork && !row->unprotected;
+	int ring = -1, child, done[2];
 	unsigned long pfn;
 	pthread_t thread;
-	int ring = -1, child;
 	uint8_t *p;
 	pid_t pid;
 
@@ -612,38 +651,54 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 	reg.range.start = wp.range.start = (uintptr_t)p;
 	reg.range.len = wp.range.len = PMD_SIZE;
 	if (ioctl(ev.uffd, UFFDIO_REGISTER, &reg) ||
-	    ioctl(ev.uffd, UFFDIO_WRITEPROTECT, &wp))
+	    (!row->unprotected && ioctl(ev.uffd, UFFDIO_WRITEPROTECT, &wp)))
 		ksft_exit_fail_msg("%s: uffd-wp the page: %s\n", row->desc,
 				   strerror(errno));
-	if (!has_uffd_wp(p))
-		ksft_exit_fail_msg("%s: pagemap shows no uffd-wp in the parent\n",
-				   row->desc);
+	if (has_uffd_wp(p) == row->unprotected)
+		ksft_exit_fail_msg("%s: the parent's pagemap shows %s uffd-wp\n",
+				   row->desc, row->unprotected ? "a" : "no");
 	pfn = page_pfn(p);
+	if (pipe(done))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	ev.done = done[0];
 	if (row->event_fork &&
-	    pthread_create(&thread, NULL, read_fork_event, &ev))
+	    pthread_create(&thread, NULL, monitor_fork, &ev))
 		ksft_exit_fail_msg("pthread_create failed\n");
 	pid = fork_or_fail();
 	if (pid == 0) {
-		/* 1: uffd-wp not as the row wants; 2: not the page it should be */
-		if (has_uffd_wp(p) != row->event_fork)
-			_exit(1);
-		_exit((page_pfn(p) != pfn) == row->pin && p[0] == PATTERN ? 0 : 2);
+		volatile uint8_t *v = p;
+
+		/* Before anything else touches the page. */
+		if (has_uffd_wp(p) != want_bit)
+			_exit(WP_CHILD_BIT);
+		if ((page_pfn(p) != pfn) != row->pin || p[0] != PATTERN)
+			_exit(WP_CHILD_PAGE);
+		/* Protected: this write waits for the monitor's unprotect. */
+		v[0] = CHILD_WRITE;
+		_exit(WP_CHILD_OK);
 	}
+	child = wait_child(pid);
+	close(done[1]);
 	if (row->event_fork)
 		pthread_join(thread, NULL);
-	child = wait_child(pid);
-	if (child == 1)
+	close(done[0]);
+	if (child == WP_CHILD_BIT)
 		ksft_print_msg("%s: the child's pte %s uffd-wp\n", row->desc,
-			       row->event_fork ? "lost" : "kept");
+			       want_bit ? "lost" : "has");
+	else if (child == WP_CHILD_PAGE)
+		ksft_print_msg("%s: the child did not map the page it should (%s)\n",
+			       row->desc, row->pin ? "shared the pinned page" : "a copy");
 	else if (child)
-		ksft_print_msg("%s: the child %s\n", row->desc, child == 2 ?
-			       "did not map the page it should (shared or copied)" :
-			       "ended otherwise");
+		ksft_print_msg("%s: the child ended with status %d\n", row->desc, child);
 	if (row->event_fork && ev.child_uffd < 0)
 		ksft_print_msg("%s: no UFFD_EVENT_FORK\n", row->desc);
-	if (!has_uffd_wp(p))
-		ksft_print_msg("%s: the parent lost its uffd-wp\n", row->desc);
-	ksft_test_result(!child && has_uffd_wp(p) &&
+	if (ev.wp_faults != want_bit)
+		ksft_print_msg("%s: the child's write raised %d uffd-wp faults, want %d\n",
+			       row->desc, ev.wp_faults, want_bit);
+	if (has_uffd_wp(p) == row->unprotected)
+		ksft_print_msg("%s: the parent's uffd-wp changed at fork\n", row->desc);
+	ksft_test_result(!child && has_uffd_wp(p) != row->unprotected &&
+			 ev.wp_faults == want_bit &&
 			 (!row->event_fork || ev.child_uffd >= 0), "%s\n", row->desc);
 	if (ev.child_uffd >= 0)
 		close(ev.child_uffd);
