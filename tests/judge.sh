@@ -450,15 +450,16 @@ export_on() {
 	BUILD=$dir KUNIT_DIR=$results_kunit "$here/tools/judge/export" --out "$scratch/out"
 }
 
-# kcidb_valid FILE: the vendored KCIDB schema accepts FILE (Debian's
-# python3-jsonschema, or a python3 on PATH that has it).
-kcidb_valid() {
+# schema_valid SCHEMA FILE: the vendored JSON schema tools/judge/schemas/
+# SCHEMA (Draft-07) accepts FILE (Debian's python3-jsonschema, or a
+# python3 on PATH that has it).
+schema_valid() {
 	local py
 
 	for py in python3 /usr/bin/python3; do
 		"$py" -c 'import jsonschema' 2>/dev/null && break
 	done
-	"$py" - "$here/tools/judge/schemas/kcidb-v5.3.json" "$1" <<'PY'
+	"$py" - "$here/tools/judge/schemas/$1" "$2" <<'PY'
 import json, sys, jsonschema
 schema, doc = (json.load(open(p)) for p in sys.argv[1:3])
 errors = list(jsonschema.Draft7Validator(
@@ -467,6 +468,11 @@ for e in errors[:3]:
 	print(f'{sys.argv[2]}: {e.message}', file=sys.stderr)
 sys.exit(1 if errors else 0)
 PY
+}
+
+# kcidb_valid FILE: KCIDB v5.3 accepts FILE.
+kcidb_valid() {
+	schema_valid kcidb-v5.3.json "$1"
 }
 
 t export_writes_junit_and_kcidb

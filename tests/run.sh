@@ -37,6 +37,30 @@ mutate_reports_each_outcome() {
 		fail "KTAP does not fail the survivor"
 }
 
+# make mutate's results in Stryker's report schema (the vendored
+# mutation-testing-report-schema validates them): each outcome as its
+# status, at the line the mutant's hunk removes, killedBy its rows.
+t mutation_report_follows_strykers_schema
+mutation_report_follows_strykers_schema() {
+	local report=$scratch/build/mutate/mutation-report.json
+
+	expect_exit 1 mutate &&
+	schema_valid mutation-testing-report-schema.json "$report" \
+		2> "$scratch/schema" || fail "the report does not validate: $(cat "$scratch/schema")"
+	python3 - "$report" <<'PY' || fail "the report's mutants are not as make mutate left them"
+import json, sys
+mutants = {m['id']: m for f in json.load(open(sys.argv[1]))['files'].values()
+	   for m in f['mutants']}
+assert mutants['01-killed']['status'] == 'Killed', mutants['01-killed']
+assert mutants['01-killed']['killedBy'] == ['fake_suite: anon_vma rule']
+assert mutants['01-killed']['location']['start']['line'] == 4
+assert mutants['02-survives']['status'] == 'Survived'
+assert mutants['03-equivalent']['status'] == 'Ignored'
+PY
+	MUTANTS=$fixtures/mutants-stale expect_exit 1 mutate &&
+	expect_in '"status": "CompileError"' "$report"
+}
+
 t mutate_passes_when_all_killed
 mutate_passes_when_all_killed() {
 	expect_exit 0 mutate 01-killed 03-equivalent &&
