@@ -61,6 +61,37 @@ PY
 	expect_in '"status": "CompileError"' "$report"
 }
 
+# SHARD=K/N runs every N-th mutant from the K-th; the shards' merge has
+# the unsharded run's table (name, result, killers: not the seconds), and
+# a mutant in two shards or in none is refused.
+t mutate_shards_merge_to_one_run
+mutate_shards_merge_to_one_run() {
+	local columns='{ $3 = ""; print }'
+
+	expect_exit 1 mutate || return 1
+	awk "$columns" "$scratch/build/mutate/table" > "$scratch/whole"
+	SHARD=0/2 MUTATE_OUT=$scratch/shard-0 expect_exit 0 mutate &&
+	expect_in 'shard 0 of 2 (from 0): 2 of 3 mutants' "$scratch/stdout" &&
+	SHARD=1/2 MUTATE_OUT=$scratch/shard-1 expect_exit 1 mutate || return 1
+	grep -q '^01-killed' "$scratch/shard-0/table" && grep -q '^03-equivalent' "$scratch/shard-0/table" &&
+	grep -q '^02-survives' "$scratch/shard-1/table" ||
+		{ fail "shards are not every 2nd mutant"; return; }
+	BUILD=$scratch/build MUTANTS=$fixtures/mutants expect_exit 0 \
+		"$here/tools/judge/merge-mutants" "$scratch/shard-1" "$scratch/shard-0" || return 1
+	awk "$columns" "$scratch/build/mutate/table" > "$scratch/merged"
+	diff "$scratch/whole" "$scratch/merged" > "$scratch/diff" ||
+		{ fail "merged table differs: $(cat "$scratch/diff")"; return; }
+	expect_in '^not ok 2 02-survives # survived' "$scratch/build/mutate/mutants.ktap" &&
+	expect_in '"status": "Survived"' "$scratch/build/mutate/mutation-report.json" || return 1
+	BUILD=$scratch/build MUTANTS=$fixtures/mutants expect_exit 1 \
+		"$here/tools/judge/merge-mutants" "$scratch/shard-0" "$scratch/shard-0" &&
+	one_line_stderr && expect_in 'in more than one shard' "$scratch/stderr" &&
+	BUILD=$scratch/build MUTANTS=$fixtures/mutants expect_exit 1 \
+		"$here/tools/judge/merge-mutants" "$scratch/shard-0" &&
+	one_line_stderr && expect_in '02-survives is in no shard' "$scratch/stderr" &&
+	SHARD=2/2 expect_exit 2 mutate && one_line_stderr
+}
+
 t mutate_passes_when_all_killed
 mutate_passes_when_all_killed() {
 	expect_exit 0 mutate 01-killed 03-equivalent &&
