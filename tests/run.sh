@@ -76,8 +76,10 @@ mutate_shards_merge_to_one_run() {
 	grep -q '^01-killed' "$scratch/shard-0/table" && grep -q '^03-equivalent' "$scratch/shard-0/table" &&
 	grep -q '^02-survives' "$scratch/shard-1/table" ||
 		{ fail "shards are not every 2nd mutant"; return; }
-	BUILD=$scratch/build MUTANTS=$fixtures/mutants expect_exit 0 \
-		"$here/tools/judge/merge-mutants" "$scratch/shard-1" "$scratch/shard-0" || return 1
+	# An empty shard (3 of 4) among them; a survivor fails the merge too.
+	SHARD=03/4 MUTATE_OUT=$scratch/shard-3 expect_exit 0 mutate &&
+	BUILD=$scratch/build MUTANTS=$fixtures/mutants expect_exit 1 \
+		"$here/tools/judge/merge-mutants" "$scratch/shard-3" "$scratch/shard-1" "$scratch/shard-0" || return 1
 	awk "$columns" "$scratch/build/mutate/table" > "$scratch/merged"
 	diff "$scratch/whole" "$scratch/merged" > "$scratch/diff" ||
 		{ fail "merged table differs: $(cat "$scratch/diff")"; return; }
