@@ -497,6 +497,14 @@ export_writes_junit_and_kcidb() {
 	expect_exit 0 export_on mm-tests-crash.ktap mm-tests/results.ktap &&
 	expect_in '<testcase name="(exit status)" classname="mm-tests.prog">' "$junit" &&
 	expect_in '"path": "mm_tests.prog.exit_status"' "$kcidb" || return 1
+	# The coverage gate's figures, as tests with a number.
+	mkdir -p "$scratch/results-build/coverage" &&
+	cp "$fixtures/gate/pass.info" "$scratch/results-build/coverage/forklab.info" &&
+	BUILD=$scratch/results-build KUNIT_DIR=$results_kunit GATE_SPEC=$fixtures/gate/spec \
+		expect_exit 0 "$here/tools/judge/export" --out "$scratch/out" &&
+	expect_in '"path": "coverage.decide.branches"' "$kcidb" &&
+	grep -A 3 '"number"' "$kcidb" | grep -q '"value": 100.0' &&
+	kcidb_valid "$kcidb" 2> /dev/null || fail "coverage tests missing or invalid"
 	# No user-space log: its guest never ran.
 	expect_exit 0 export_on none mm-tests/results.ktap &&
 	expect_in '"status": "MISS"' "$kcidb" &&
