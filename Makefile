@@ -29,7 +29,7 @@ GATE := $(shell $(TARGET) gate)
 KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree test kunit mm-tests policies coverage test-tools check \
-	lint results repeat stress mutate museum bench help clean
+	lint results report repeat stress mutate museum bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test $(if $(GATE),coverage)
@@ -55,6 +55,7 @@ help:
 	@echo "make lint       checkpatch, shellcheck, pyflakes over forklab's code"
 	@echo "                (tools/lint/run; kept findings: tools/lint/exceptions)"
 	@echo "make results    'N passed, N failed, N skipped' over every suite"
+	@echo "make report     build/report/index.html: results, coverage gate, mutants (tools/judge/report)"
 	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
 	@echo "make mutate     every mutants/*.patch must be killed (tools/run/mutants)"
@@ -139,6 +140,9 @@ endif
 # checkpatch.pl is the prepared tree's.
 lint: deps tree
 	@tools/lint/run
+
+report:
+	@tools/judge/report
 
 results:
 	@tools/judge/results

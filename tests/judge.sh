@@ -538,3 +538,42 @@ PY
 		fi
 	done
 }
+
+# judge/report's page, rendered by headless Chromium (Debian's chromium):
+# the results by suite and the mutants are in its DOM, Stryker's viewer
+# (npm mutation-testing-elements, installed into BUILD/npm on first use)
+# is inlined, and the screenshot (build/tests/report.png, for a reviewer
+# to look at) is not blank. Skipped without chromium or the bundle.
+t report_renders_in_chromium
+report_renders_in_chromium() {
+	local dir=$scratch/results-build png=$build/tests/report.png
+
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	command -v chromium > /dev/null || { skip "no chromium (make deps installs it)"; return; }
+	expect_exit 0 export_on mm-tests-failed-row.ktap mm-tests/results.ktap || return 1
+	cp "$scratch/out/junit.xml" "$scratch/out/kcidb.json" "$dir/" &&
+	mkdir -p "$dir/mutate" && printf '01-killed\tkilled\t3\tfake_suite: anon_vma rule\t\t\n' \
+		> "$dir/mutate/results.tsv" &&
+	BUILD=$dir MUTANTS=$fixtures/mutants expect_exit 0 "$here/tools/judge/mutation-report" || return 1
+	local bundle=$build/npm/node_modules/mutation-testing-elements/dist/mutation-test-elements.js
+	if [ ! -f "$bundle" ]; then
+		timeout 300 npm install --silent --prefix "$build/npm" mutation-testing-elements \
+			> /dev/null 2>&1 || { skip "npm could not install mutation-testing-elements"; return; }
+	fi
+	BUILD=$dir MTE_BUNDLE=$bundle expect_exit 0 "$here/tools/judge/report" || return 1
+	local page=$dir/report/index.html
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 \
+		--dump-dom "file://$page" > "$scratch/dom" 2> /dev/null ||
+		{ fail "chromium could not load the report"; return; }
+	expect_in 'mm-tests.prog' "$scratch/dom" &&
+	expect_in 'fork() went on after a failure in copy_process' "$scratch/dom" &&
+	expect_in '<td>01-killed</td><td>Killed</td>' "$scratch/dom" &&
+	expect_in '<mutation-test-report-app' "$scratch/dom" || return 1
+	mkdir -p "$(dirname "$png")" && rm -f "$png"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--window-size=1280,1600 --virtual-time-budget=5000 --screenshot="$png" \
+		"file://$page" > /dev/null 2>&1
+	[ "$(stat -c %s "$png" 2>/dev/null || echo 0)" -gt 20000 ] ||
+		fail "no screenshot, or a blank one: $png"
+}
