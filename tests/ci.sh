@@ -35,7 +35,7 @@ github_workflow_validates() {
 	if [ ! -x "$validator" ]; then
 		command -v npm > /dev/null ||
 			{ skip "no npm to install @action-validator/cli with"; return; }
-		timeout 300 npm install --silent --prefix "$build/npm" @action-validator/cli \
+		timeout 300 npm install --silent --prefix "$build/npm" @action-validator/cli@0.6.0 \
 			> "$scratch/npm" 2>&1 ||
 			{ skip "npm could not install @action-validator/cli: $(tail -n 1 "$scratch/npm")"; return; }
 	fi

@@ -558,7 +558,7 @@ report_renders_in_chromium() {
 	BUILD=$dir MUTANTS=$fixtures/mutants expect_exit 0 "$here/tools/judge/mutation-report" || return 1
 	local bundle=$build/npm/node_modules/mutation-testing-elements/dist/mutation-test-elements.js
 	if [ ! -f "$bundle" ]; then
-		timeout 300 npm install --silent --prefix "$build/npm" mutation-testing-elements \
+		timeout 300 npm install --silent --prefix "$build/npm" mutation-testing-elements@3.9.0 \
 			> /dev/null 2>&1 || { skip "npm could not install mutation-testing-elements"; return; }
 	fi
 	BUILD=$dir MTE_BUNDLE=$bundle expect_exit 0 "$here/tools/judge/report" || return 1
