@@ -96,14 +96,15 @@ coverage:
 test-tools: tree
 	@tests/run
 
-# README's test command. Last, the results as JUnit XML and KCIDB JSON
-# (RES/junit.xml, RES/kcidb.json: tools/judge/export). The tools' tests come after coverage: some boot
+# README's test command. The tools' tests come after coverage: some boot
 # UML (a hang among them), and coverage is that of the suites. The KUnit
 # and mm-tests summaries are printed again last, by 'kunit.py parse' (of
 # the KTAP in which tools/judge/console-scan failed the tests the kernel
 # complained in).
 # The tools' tests run on the default target only (they are the same on
 # every target).
+# Last, the results as JUnit XML and KCIDB JSON (RES/junit.xml,
+# RES/kcidb.json: tools/judge/export).
 PARSE = python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1; \
 	python3 $(KUNIT_PY) parse $(RES)/mm-tests/results.ktap | tail -n 1
 ifneq ($(SUFFIX),)

@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-2.0
+"""What forklab's Python tools share, as tools/lib/forklab.sh is for the
+bash ones: the target table (tools/lib/target, per tree), the trees, and
+a prepared tree's version."""
+
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TREES = ['6.12', '6.1']
+
+
+def die(prog, message):
+	print(f'{prog}: error: {message}', file=sys.stderr)
+	sys.exit(1)
+
+
+def _target(prog, args, tree):
+	env = dict(os.environ, KERNEL=tree) if tree else os.environ
+	out = subprocess.run([os.path.join(HERE, 'tools/lib/target'), *args],
+			     capture_output=True, text=True, env=env)
+	if out.returncode:
+		die(prog, out.stderr.strip() or 'tools/lib/target failed')
+	return out.stdout
+
+
+def target(prog, arch=None, sanitize=None, tree=None):
+	"""{field: value} of a target (default: the ARCH and SANITIZE of the
+	environment) on a tree (default: KERNEL's)."""
+	arch = arch or os.environ.get('ARCH', 'um')
+	sanitize = sanitize or os.environ.get('SANITIZE', '0')
+	return dict(line.split('=', 1) for line in
+		    _target(prog, [arch, sanitize], tree).splitlines() if '=' in line)
+
+
+def targets(prog, tree=None):
+	"""[(name, ARCH, SANITIZE)] of every target, as a Targets: line names them."""
+	return [tuple(line.split()) for line in _target(prog, ['--list'], tree).splitlines()]
+
+
+def tree_version(tree_dir):
+	"""The version in a prepared tree's Makefile (6.12.118); '' if none."""
+	fields = {}
+	try:
+		with open(os.path.join(tree_dir, 'Makefile')) as f:
+			for line in f:
+				key, sep, value = line.partition(' = ')
+				if sep and key in ('VERSION', 'PATCHLEVEL', 'SUBLEVEL'):
+					fields.setdefault(key, value.strip())
+	except OSError:
+		return ''
+	if len(fields) < 3:
+		return ''
+	return f'{fields["VERSION"]}.{fields["PATCHLEVEL"]}.{fields["SUBLEVEL"]}'
