@@ -29,7 +29,7 @@ GATE := $(shell $(TARGET) gate)
 KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree test kunit mm-tests policies coverage test-tools check \
-	lint results report repeat stress mutate museum bench help clean
+	lint results report merge repeat stress mutate museum bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test $(if $(GATE),coverage)
@@ -59,6 +59,8 @@ help:
 	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
 	@echo "make mutate     every mutants/*.patch must be killed (tools/run/mutants)"
+	@echo "                SHARD=K/N (mutate, mm-tests, policies): every N-th from the K-th"
+	@echo "make merge      join the shards of every run in build/ (tools/judge/merge)"
 	@echo "make museum     every real bug of museum/ caught and shown (tools/run/museum)"
 	@echo "make bench      the 2005 measurements: docs/RESULTS.md, its plots (tools/bench/all)"
 	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
@@ -151,6 +153,11 @@ results:
 # Mutation testing: each wrong kernel in mutants/ must fail a suite.
 mutate: tree
 	@tools/run/mutants
+
+# SHARD=K/N runs of make mutate, mm-tests and policies (each CI job
+# one), joined into the results of one run.
+merge:
+	@tools/judge/merge
 
 # The museum: upstream's fork fixes reversed, each caught by a suite and
 # shown by its reproducer; writes docs/MUSEUM.md.

@@ -511,6 +511,40 @@ export_writes_junit_and_kcidb() {
 	kcidb_valid "$kcidb" 2> /dev/null || fail "a MISS document does not validate"
 }
 
+# judge/merge joins make policies' shards (SHARD=K/N over the sorted
+# policies) into RES/policies, one directory per policy, and refuses a
+# policy that is in two shards; a failed policy fails the merge.
+t merge_joins_policy_shards
+merge_joins_policy_shards() {
+	local b=$scratch/build res k p
+
+	res=$(BUILD=$b "$here/tools/lib/target" um 0 res) || return 1
+	for k in 0 1; do
+		mkdir -p "$res/policies-$k-of-2" &&
+		printf '%s\n' always skip-shared > "$res/policies-$k-of-2/shard.list" || return 1
+	done
+	for p in always:0 skip-shared:1; do
+		mkdir -p "$res/policies-${p#*:}-of-2/${p%:*}" &&
+		printf 'KTAP version 1\n1..1\nok 1 row\n' |
+			tee "$res/policies-${p#*:}-of-2/${p%:*}/kunit.ktap" \
+			> "$res/policies-${p#*:}-of-2/${p%:*}/results.ktap" || return 1
+	done
+	cp -a "$res/policies-0-of-2" "$scratch/policy-shard" &&
+	cp -a "$res/policies-0-of-2/always" "$res/policies-1-of-2/" &&
+	BUILD=$b expect_exit 1 "$here/tools/judge/merge" && one_line_stderr &&
+	expect_in 'always is in more than one shard' "$scratch/stderr" &&
+	rm -r "$res/policies-1-of-2/always" &&
+	BUILD=$b expect_exit 0 "$here/tools/judge/merge" &&
+	expect_in '^ok 1 row' "$res/policies/skip-shared/results.ktap" &&
+	expect_in '^ok 1 row' "$res/policies/always/kunit.ktap" || return 1
+	[ ! -e "$res/policies-0-of-2" ] || { fail "the merge left its shards"; return; }
+	# A failed row in a shard fails the joined run.
+	printf 'KTAP version 1\n1..1\nnot ok 1 row\n' > "$scratch/policy-shard/always/results.ktap" &&
+	mv "$scratch/policy-shard" "$res/policies-0-of-1" &&
+	printf '%s\n' always > "$res/policies-0-of-1/shard.list" &&
+	BUILD=$b expect_exit 1 "$here/tools/judge/merge"
+}
+
 # The vendored schema is a check, not a formality: a null, a path KCIDB's
 # pattern refuses and an id without its origin are each rejected.
 t kcidb_schema_rejects_bad_documents

@@ -37,7 +37,7 @@ tests_unset_what_the_tools_read() {
 	for name in $( { grep -rhoE '\$\{[A-Z][A-Z0-9_]*(:?[-+=?]|\}|\[)' "$here/tools"
 		grep -rhoE "os\.environ(\.get)?[[(]'[A-Z][A-Z0-9_]*'" "$here/tools"; } |
 		grep -oE '[A-Z][A-Z0-9_]+' | LC_ALL=C sort -u); do
-		case " BUILD CCACHE_DIR CCACHE_DISABLE BASH_SOURCE $cleared" in
+		case " BUILD CCACHE_DIR CCACHE_DISABLE BASH_SOURCE BASH_REMATCH $cleared" in
 		*" $name "*) ;;
 		*) missing+=" $name" ;;
 		esac

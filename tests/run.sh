@@ -284,6 +284,49 @@ mm_tests_boot_the_targets_kernel() {
 	expect_in '^ok 1 echo$' "$target_res/mm-tests/results.ktap"
 }
 
+# SHARD=K/N cuts the user-space suite by program (every N-th of the
+# sorted list from the K-th); judge/merge joins the shards into the KTAP
+# the whole run writes, numbered as it numbers, and refuses a run with a
+# shard missing. Four programs, one failing, in three shards (one of two
+# programs, one of one).
+tk mm_tests_shards_merge_to_one_run
+mm_tests_shards_merge_to_one_run() {
+	local b=$scratch/build name k
+	[ -x "$kernel" ] && [ -d "$build/mm-tests" ] ||
+		{ skip "no UML kernel and mm-tests yet ('make test' builds them)"; return; }
+	static_fixture echo || return 1
+	for name in d c b a; do
+		ln -s echo "$scratch/$name" || return 1
+	done
+	printf '%s\n' 'd | 0 | | 60' 'c | 0 | | 60' 'b | 1 | | 60' 'a | 0 | | 60' > "$scratch/four.list"
+	rm -rf "$b" && mkdir -p "$b" &&
+	ln -s "$build/src" "$b/src" && ln -s "$build/mm-tests" "$b/mm-tests" || return 1
+	build=$b target um 0
+	mkdir -p "$(dirname "$target_image")" && ln -s "$kernel" "$target_image" || return 1
+	BUILD=$b COVERAGE=0 MM_TESTS_LIST=$scratch/four.list MM_TESTS_BIN=$scratch \
+		expect_exit 1 "$here/tools/run/mm-tests" --out "$scratch/mm-whole" || return 1
+	for k in 0 1 2; do
+		BUILD=$b SHARD=$k/3 MM_TESTS_LIST=$scratch/four.list MM_TESTS_BIN=$scratch \
+			"$here/tools/run/mm-tests" > /dev/null 2>&1
+	done
+	# a and d are shard 0's (0 and 3 of a b c d), b shard 1's.
+	expect_in '^ok 1 d$' "$target_res/mm-tests-0-of-3/results.ktap" &&
+	expect_in '^ok 2 a$' "$target_res/mm-tests-0-of-3/results.ktap" &&
+	expect_in '^not ok 1 b # exit status 1' "$target_res/mm-tests-1-of-3/results.ktap" &&
+	mv "$target_res/mm-tests-2-of-3" "$scratch/shard-2" &&
+	BUILD=$b expect_exit 1 "$here/tools/judge/merge" && one_line_stderr &&
+	expect_in 'shard 2 of 3 of mm-tests is missing' "$scratch/stderr" &&
+	mv "$scratch/shard-2" "$target_res/mm-tests-2-of-3" &&
+	BUILD=$b expect_exit 1 "$here/tools/judge/merge" || return 1
+	# Each boot's command line names its own scratch directory.
+	diff <(sed 's/run\.[A-Za-z0-9]*/run.X/g' "$scratch/mm-whole/results.ktap") \
+		<(sed 's/run\.[A-Za-z0-9]*/run.X/g' "$target_res/mm-tests/results.ktap") > "$scratch/diff" ||
+		{ fail "the joined KTAP is not the whole run's: $(head -n 5 "$scratch/diff")"; return; }
+	[ ! -e "$target_res/mm-tests-0-of-3" ] && [ -f "$target_res/junit.xml" ] &&
+	[ -f "$target_res/mm-tests/a.log" ] ||
+		fail "the merge left its shards, or wrote no junit.xml or logs"
+}
+
 t mm_runners_reject_bad_input
 mm_runners_reject_bad_input() {
 	expect_exit 1 "$here/tools/run/policies" sometimes && one_line_stderr &&

@@ -53,6 +53,28 @@ bad_usage() {
 	exit 2
 }
 
+# SHARD=K/N (K from 0), as cargo-mutants' --shard: a tool that runs a
+# list (mutants, programs, policies) runs the items of the sorted list
+# whose index is K modulo N, so that the N shards, given the same
+# arguments, are disjoint and together the whole run; each writes its
+# results where the whole run would, with shard_suffix (-K-of-N) added
+# to the directory's name, and tools/judge/merge joins them. shard_parse
+# sets shard_k, shard_n and shard_suffix (all empty without SHARD).
+shard_parse() {
+	shard_k='' shard_n='' shard_suffix=''
+	[ -n "${SHARD:-}" ] || return 0
+	[[ "$SHARD" =~ ^[0-9]+/[1-9][0-9]*$ ]] &&
+		[ "$((10#${SHARD%/*}))" -lt "$((10#${SHARD#*/}))" ] ||
+		bad_usage "SHARD=$SHARD: want K/N with 0 <= K < N"
+	shard_k=$((10#${SHARD%/*})) shard_n=$((10#${SHARD#*/}))
+	shard_suffix=-$shard_k-of-$shard_n
+}
+
+# shard_mine I: is item I (from 0) of the sorted list this shard's?
+shard_mine() {
+	[ -z "$shard_n" ] || [ $(($1 % shard_n)) = "$shard_k" ]
+}
+
 # The targets, as make names them: ARCH=um (UML, the default), ARCH=um
 # SANITIZE=1 (the same suites on a kernel with configs/sanitize.config:
 # KASAN, lockdep, kmemleak, UBSAN; a build of its own) and ARCH=x86_64
