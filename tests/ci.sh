@@ -2,8 +2,9 @@
 # shellcheck shell=bash
 # The tests of tools/ci/ (sourced by tests/run).
 
-# The matrix is .ci/run's steps, each once, make mutate once per shard:
-# a step left out, or shards that miss one, fail here.
+# The matrix is .ci/run's steps, each once, make mutate once per shard,
+# make policies once per policy up to the shards: a step left out, or
+# shards that miss one, fail here.
 t matrix_is_every_ci_step
 matrix_is_every_ci_step() {
 	MATRIX_SHARDS=2 expect_exit 0 "$here/tools/ci/matrix" || return 1
@@ -15,7 +16,8 @@ names = [j['make'] for j in jobs]
 assert len(set(names)) == len(names), 'a job twice'
 want = []
 for s in steps:
-	want += [f'{s} SHARD={k}/2' for k in range(2)] if s.split()[0] == 'mutate' else [s]
+	n = {'mutate': 2, 'policies': min(2, len(re.search(r'POLICIES="?([^"]*)"?', s).group(1).split()))}.get(s.split()[0])
+	want += [f'{s} SHARD={k}/{n}' for k in range(n)] if n else [s]
 assert names == want, (names, want)
 for j in jobs:
 	assert j['setup'] == '' or j['setup'].startswith('test'), j
@@ -42,4 +44,33 @@ github_workflow_validates() {
 	expect_exit 0 "$validator" "$workflow" || return 1
 	sed 's/^    runs-on: ubuntu-latest$/    runs_on: ubuntu-latest/' "$workflow" > "$scratch/bad.yml"
 	expect_exit 1 "$validator" "$scratch/bad.yml"
+}
+
+# .gitlab-ci.yml and the child pipeline tools/ci/gitlab-jobs writes (one
+# job per matrix entry, then the merge) pass GitLab's own schema
+# (vendored: tools/judge/schemas/gitlab-ci.json), which refuses a job
+# with a misspelt keyword and a trigger strategy GitLab does not have.
+t gitlab_pipelines_validate
+gitlab_pipelines_validate() {
+	MATRIX_SHARDS=2 expect_exit 0 "$here/tools/ci/gitlab-jobs" || return 1
+	python3 - "$here/tools/judge/schemas/gitlab-ci.json" "$here/.gitlab-ci.yml" \
+		"$scratch/stdout" "$here/tools/ci/matrix" > "$scratch/check" 2>&1 <<'PY' ||
+import json, subprocess, sys
+import jsonschema, yaml
+validator = jsonschema.Draft7Validator(json.load(open(sys.argv[1])))
+parent, child = (yaml.safe_load(open(f)) for f in sys.argv[2:4])
+for name, doc in (('.gitlab-ci.yml', parent), ('the child pipeline', child)):
+	errors = [f'{list(e.path)}: {e.message[:120]}' for e in validator.iter_errors(doc)]
+	assert not errors, (name, errors)
+matrix = json.loads(subprocess.run([sys.argv[4]], capture_output=True, text=True,
+				   env={'MATRIX_SHARDS': '2', 'PATH': '/usr/bin:/bin'}).stdout)
+jobs = [j for j in child if j not in ('variables', 'stages', 'merge')]
+assert jobs == [e['name'] for e in matrix['include']], 'not one job per matrix entry'
+assert child['merge']['stage'] == child['stages'][-1] and child['merge']['when'] == 'always'
+child['merge']['scripts'] = child['merge'].pop('script')
+parent['forklab']['trigger']['strategy'] = 'wait'
+for name, doc in (('a misspelt keyword', child), ('a bad strategy', parent)):
+	assert any(True for _ in validator.iter_errors(doc)), f'{name} passed the schema'
+PY
+		fail "$(tail -n 1 "$scratch/check")"
 }
