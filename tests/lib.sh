@@ -137,3 +137,21 @@ target_table_answers_for_each_target() {
 	expect_exit 2 make -s -n -C "$here" test ARCH=sparc &&
 	one_line_stderr
 }
+
+# Progress on a terminal is one line that each step rewrites (carriage
+# return, erase line), ended by one newline; in a log (CI) it is a plain
+# line a step. A run that printed a line a step on a terminal, or escape
+# codes into a log, fails here.
+t progress_updates_one_line_on_a_terminal
+progress_updates_one_line_on_a_terminal() {
+	local steps='. "$1/tools/lib/forklab.sh"; for i in 1 2 3; do progress "$i of 3 done"; done; progress_done'
+
+	bash -c "$steps" x/run/demo "$here" 2> "$scratch/log" &&
+	[ "$(cat "$scratch/log")" = "$(printf 'run/demo: %s of 3 done\n' 1 2 3)" ] ||
+		{ fail "not a plain line a step in a log: $(od -c "$scratch/log" | head -n 3)"; return; }
+	script -qec "bash -c '$steps' x/run/demo '$here'" /dev/null < /dev/null > "$scratch/tty" ||
+		{ fail "script(1) could not run the steps on a terminal"; return; }
+	[ "$(tr -d '\r' < "$scratch/tty" | wc -l)" = 1 ] &&
+	grep -q $'\r\033\\[Krun/demo: 3 of 3 done' "$scratch/tty" ||
+		fail "not one updating line on a terminal: $(od -c "$scratch/tty" | head -n 3)"
+}

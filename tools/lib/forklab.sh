@@ -75,6 +75,27 @@ shard_mine() {
 	[ -z "$shard_n" ] || [ $(($1 % shard_n)) = "$shard_k" ]
 }
 
+# progress TEXT: where a run that takes minutes is (mutant i of n, boot
+# i of n, what is left), on stderr: on a terminal one line that the next
+# call rewrites, elsewhere (a CI log) a line each. progress_clear before
+# a line of other output clears it; progress_done ends it (keeping its
+# last text) once the run is through.
+progress() {
+	if [ -t 2 ]; then
+		printf '\r\033[K%s: %s' "$prog" "$*" >&2
+	else
+		echo "$prog: $*" >&2
+	fi
+}
+
+progress_clear() {
+	[ ! -t 2 ] || printf '\r\033[K' >&2
+}
+
+progress_done() {
+	[ ! -t 2 ] || echo >&2
+}
+
 # The targets, as make names them: ARCH=um (UML, the default), ARCH=um
 # SANITIZE=1 (the same suites on a kernel with configs/sanitize.config:
 # KASAN, lockdep, kmemleak, UBSAN; a build of its own) and ARCH=x86_64
