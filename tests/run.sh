@@ -41,7 +41,8 @@ mutate_reports_each_outcome() {
 
 # make mutate's results in Stryker's report schema (the vendored
 # mutation-testing-report-schema validates them): each outcome as its
-# status, at the line the mutant's hunk removes, killedBy its rows.
+# status, at the line the mutant's hunk removes, killedBy its rows;
+# NoCoverage from make check's gcov, Timeout for a kernel that hung.
 t mutation_report_follows_strykers_schema
 mutation_report_follows_strykers_schema() {
 	local report=$scratch/build/mutate/mutation-report.json
@@ -59,8 +60,25 @@ assert mutants['01-killed']['location']['start']['line'] == 4
 assert mutants['02-survives']['status'] == 'Survived'
 assert mutants['03-equivalent']['status'] == 'Ignored'
 PY
+	# A survivor whose line gcov counted 0 times in make check is
+	# NoCoverage; one counted once stays Survived.
+	expect_exit 1 mutate && mkdir -p "$scratch/build/coverage" &&
+	printf 'SF:%s\nDA:3,1\nDA:4,0\nend_of_record\n' "$scratch/build/src/linux/kernel/fork.c" \
+		> "$scratch/build/coverage/forklab.info" &&
+	BUILD=$scratch/build MUTANTS=$fixtures/mutants expect_exit 0 "$here/tools/judge/mutation-report" &&
+	expect_in '"status": "NoCoverage"' "$report" &&
+	sed -i 's/^DA:4,0/DA:4,1/' "$scratch/build/coverage/forklab.info" &&
+	BUILD=$scratch/build MUTANTS=$fixtures/mutants expect_exit 0 "$here/tools/judge/mutation-report" &&
+	! grep -q '"status": "NoCoverage"' "$report" ||
+		{ fail "NoCoverage is not where gcov says 0"; return; }
 	MUTANTS=$fixtures/mutants-stale expect_exit 1 mutate &&
-	expect_in '"status": "CompileError"' "$report"
+	expect_in '"status": "CompileError"' "$report" &&
+	# A kernel that hangs is caught (a kill), as Timeout.
+	MUTANTS=$fixtures/mutants-hang expect_exit 0 mutate &&
+	expect_in '^01-hangs .*hung ' "$scratch/stdout" &&
+	expect_in '"status": "Timeout"' "$report" &&
+	schema_valid mutation-testing-report-schema.json "$report" 2> /dev/null ||
+		fail "a hung mutant is not a valid Timeout"
 }
 
 # SHARD=K/N runs every N-th mutant from the K-th; the shards' merge has
