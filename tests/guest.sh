@@ -57,6 +57,22 @@ uml_run_passes_args_stdin_status() {
 	expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 "$scratch/echo" < /dev/null
 }
 
+# The guest gives what the ecosystem's suites read (docs/targets.md):
+# the kernel's config in /proc/config.gz (LTP's tst_kconfig broke on its
+# absence), a writable TMPDIR (selftests' mkstemp() failed without one),
+# debugfs, pagemap, an argv[0] that opens (pagemap_ioctl reads itself).
+# A guest or config that lost one fails here.
+tk uml_guest_has_what_suites_read
+uml_guest_has_what_suites_read() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	static_fixture ecosystem &&
+	expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 "$scratch/ecosystem" \
+		< /dev/null &&
+	expect_in '^ok /proc/config.gz (gzip)$' "$scratch/stdout" &&
+	expect_in '^ok a writable TMPDIR$' "$scratch/stdout" &&
+	expect_in '^ok argv\[0\], a path to the program$' "$scratch/stdout"
+}
+
 # A hung program: UML is killed at the timeout, the message says so, the
 # exit status is 124, and no UML process is left behind.
 tk uml_run_kills_a_hang

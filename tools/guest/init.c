@@ -10,6 +10,8 @@
  *   /prog                 the program to run, static
  *   /forklab/argv         its argv, each argument ending in '\0'
  *   /forklab/stdin        what it reads on stdin
+ *   /forklab/config       if there is one, the kernel's config, uncompressed
+ *                         (KCONFIG_PATH, which LTP reads)
  *   /dev/ubda, /dev/vda   if there is one, swap space (mkswap'ed)
  *   /forklab/gcov/        if there is one, where the guest's gcov data
  *                         (debugfs, CONFIG_GCOV_KERNEL) is copied at the end
@@ -216,6 +218,13 @@ static void mount_or_fail(const char *type, const char *target)
 		fail(target);
 }
 
+/* A filesystem the kernel has (its mount point exists): mounted. */
+static void mount_if_configured(const char *type, const char *target)
+{
+	if (access(target, F_OK) == 0)
+		mount_or_fail(type, target);
+}
+
 static int read_argv(char **argv)
 {
 	static char buf[ARGV_SIZE];
@@ -257,6 +266,20 @@ int main(void)
 	mount_or_fail("debugfs", "/sys/kernel/debug");
 	mount_or_fail("devtmpfs", "/dev");
 	mount_or_fail("tmpfs", "/tmp");
+	/*
+	 * Where the kernel has them, what the ecosystem's suites run in the
+	 * guest expect mounted (LTP, kselftest: docs/targets.md).
+	 */
+	mount_if_configured("tracefs", "/sys/kernel/tracing");
+	mount_if_configured("cgroup2", "/sys/fs/cgroup");
+	/*
+	 * Unless the command line set them: where LTP finds the kernel's
+	 * config (/proc/config.gz takes a zcat this root has not), and the
+	 * directory the suites make their files in.
+	 */
+	if (access("/forklab/config", R_OK) == 0)
+		setenv("KCONFIG_PATH", "/forklab/config", 0);
+	setenv("TMPDIR", "/tmp", 0);
 	if (access("/dev/ubda", F_OK) == 0 && swapon("/dev/ubda", 0))
 		fail("swapon /dev/ubda");
 	if (access("/dev/vda", F_OK) == 0 && swapon("/dev/vda", 0))
