@@ -576,8 +576,10 @@ PY
 # judge/report's page, rendered by headless Chromium (Debian's chromium):
 # the results by suite and the mutants are in its DOM, Stryker's viewer
 # (npm mutation-testing-elements, installed into BUILD/npm on first use)
-# is inlined, and the screenshot (build/tests/report.png, for a reviewer
-# to look at) is not blank. Skipped without chromium or the bundle.
+# is inlined and draws the mutant, Killed, in its totals and on its
+# file's page (read from its shadow DOM), and the screenshot
+# (build/tests/report.png, for a reviewer to look at) is not blank.
+# Skipped without chromium or the bundle.
 t report_renders_in_chromium
 report_renders_in_chromium() {
 	local dir=$scratch/results-build png=$build/tests/report.png
@@ -604,6 +606,26 @@ report_renders_in_chromium() {
 	expect_in 'fork() went on after a failure in copy_process' "$scratch/dom" &&
 	expect_in '<td>01-killed</td><td>Killed</td>' "$scratch/dom" &&
 	expect_in '<mutation-test-report-app' "$scratch/dom" || return 1
+	# What the viewer drew, from inside its shadow DOM (which --dump-dom
+	# leaves out): a copy of the page with a probe that writes the
+	# rendered text into the page, at its front page and at the file's.
+	sed 's|</body>|<script>setTimeout(function () {\
+		function text(n) { var s = n.shadowRoot ? text(n.shadowRoot) : "";\
+			for (var c of n.childNodes) s += c.nodeType === 3 ? c.data + " " : text(c);\
+			return s; }\
+		var app = document.querySelector("mutation-test-report-app"), pre = document.createElement("pre");\
+		pre.id = "viewer"; pre.textContent = app \&\& app.shadowRoot ? text(app.shadowRoot).replace(/\\s+/g, " ") : "none";\
+		document.body.appendChild(pre); }, 3000);</script></body>|' "$page" > "$dir/report/probe.html" &&
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --virtual-time-budget=8000 \
+		--dump-dom "file://$dir/report/probe.html" 2> /dev/null |
+		sed -n 's|.*<pre id="viewer">\(.*\)</pre>.*|\1|p' > "$scratch/viewer" &&
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --virtual-time-budget=8000 \
+		--dump-dom "file://$dir/report/probe.html#mutant/memory.c" 2> /dev/null |
+		sed -n 's|.*<pre id="viewer">\(.*\)</pre>.*|\1|p' > "$scratch/viewer-file" ||
+		{ fail "chromium could not load the probed report"; return; }
+	expect_in 'Mutation Score Killed Survived' "$scratch/viewer" &&
+	expect_in 'All files 100.00 100.00 1 0 ' "$scratch/viewer" &&
+	expect_in 'Killed ( 1 )' "$scratch/viewer-file" || return 1
 	mkdir -p "$(dirname "$png")" && rm -f "$png"
 	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
 		--window-size=1280,1600 --virtual-time-budget=5000 --screenshot="$png" \
