@@ -106,7 +106,8 @@ test-tools: tree
 # The tools' tests run on the default target only (they are the same on
 # every target).
 # Last, the results as JUnit XML and KCIDB JSON (RES/junit.xml,
-# RES/kcidb.json: tools/judge/export).
+# RES/kcidb.json: tools/judge/export), and the page of every target's
+# (build/report/index.html: tools/judge/report).
 PARSE = python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1; \
 	python3 $(KUNIT_PY) parse $(RES)/mm-tests/results.ktap | tail -n 1
 ifneq ($(SUFFIX),)
@@ -118,6 +119,7 @@ check: deps tree
 		$(MAKE) --no-print-directory coverage || status=1; fi; \
 	$(PARSE); \
 	tools/judge/export || status=1; \
+	tools/judge/report || status=1; \
 	exit $$status
 else
 # While the kernel builds: the tools' tests that need no kernel (tests/run
@@ -137,6 +139,7 @@ check: deps tree
 	cat $(BUILD)/tests/coverage.log; \
 	$(PARSE); \
 	tools/judge/export || status=1; \
+	tools/judge/report || status=1; \
 	exit $$status
 endif
 
