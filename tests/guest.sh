@@ -58,8 +58,9 @@ uml_run_passes_args_stdin_status() {
 }
 
 # The guest gives what the ecosystem's suites read (docs/targets.md):
-# the kernel's config in /proc/config.gz (LTP's tst_kconfig broke on its
-# absence), a writable TMPDIR (selftests' mkstemp() failed without one),
+# the kernel's config in /proc/config.gz and, uncompressed, where
+# KCONFIG_PATH says (LTP's tst_kconfig broke on its absence, then on the
+# zcat the guest has not), a writable TMPDIR (selftests' mkstemp() failed without one),
 # debugfs, pagemap, an argv[0] that opens (pagemap_ioctl reads itself).
 # A guest or config that lost one fails here.
 tk uml_guest_has_what_suites_read
@@ -69,6 +70,7 @@ uml_guest_has_what_suites_read() {
 	expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 "$scratch/ecosystem" \
 		< /dev/null &&
 	expect_in '^ok /proc/config.gz (gzip)$' "$scratch/stdout" &&
+	expect_in "^ok KCONFIG_PATH, the kernel's config$" "$scratch/stdout" &&
 	expect_in '^ok a writable TMPDIR$' "$scratch/stdout" &&
 	expect_in '^ok argv\[0\], a path to the program$' "$scratch/stdout"
 }
