@@ -15,6 +15,9 @@ SANITIZE ?= 0
 # (docs/trees.md).
 KERNEL ?= 6.12
 export ARCH SANITIZE KERNEL
+# SHARD=K/N reaches only the three runs that cut themselves in shards
+# (below): make test and make check run everything.
+unexport SHARD
 # $(shell) sees make's environment, not its exports: KERNEL is passed.
 TARGET = BUILD=$(BUILD) KERNEL=$(KERNEL) tools/lib/target $(ARCH) $(SANITIZE)
 RES := $(shell $(TARGET) res 2> /dev/null)
@@ -86,10 +89,10 @@ kunit: tree
 	@tools/run/kunit
 
 mm-tests: tree
-	@tools/run/mm-tests
+	@SHARD=$(SHARD) tools/run/mm-tests
 
 policies: tree
-	@tools/run/policies $(POLICIES)
+	@SHARD=$(SHARD) tools/run/policies $(POLICIES)
 
 # Coverage of the last 'make test' run; the gate fails on an unmet spec line.
 coverage:
@@ -155,7 +158,7 @@ results:
 
 # Mutation testing: each wrong kernel in mutants/ must fail a suite.
 mutate: tree
-	@tools/run/mutants
+	@SHARD=$(SHARD) tools/run/mutants
 
 # SHARD=K/N runs of make mutate, mm-tests and policies (each CI job
 # one), joined into the results of one run.

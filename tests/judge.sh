@@ -538,6 +538,21 @@ merge_joins_policy_shards() {
 	expect_in '^ok 1 row' "$res/policies/skip-shared/results.ktap" &&
 	expect_in '^ok 1 row' "$res/policies/always/kunit.ktap" || return 1
 	[ ! -e "$res/policies-0-of-2" ] || { fail "the merge left its shards"; return; }
+	# Shards of different runs (shard.list differs), and a policy in no
+	# shard, are refused, and the shards stay.
+	for k in 0 1; do
+		mkdir -p "$res/policies-$k-of-2/x" && echo x > "$res/policies-$k-of-2/shard.list"
+	done
+	echo y > "$res/policies-1-of-2/shard.list" &&
+	BUILD=$b expect_exit 1 "$here/tools/judge/merge" && one_line_stderr &&
+	expect_in "shard.list differs" "$scratch/stderr" &&
+	printf '%s\n' x always > "$res/policies-0-of-2/shard.list" &&
+	cp "$res/policies-0-of-2/shard.list" "$res/policies-1-of-2/shard.list" &&
+	rmdir "$res/policies-1-of-2/x" &&
+	BUILD=$b expect_exit 1 "$here/tools/judge/merge" && one_line_stderr &&
+	expect_in "always is in no shard" "$scratch/stderr" &&
+	[ -d "$res/policies-0-of-2" ] || { fail "a refused merge removed its shards"; return; }
+	rm -rf "$res"/policies-*-of-2
 	# A failed row in a shard fails the joined run.
 	printf 'KTAP version 1\n1..1\nnot ok 1 row\n' > "$scratch/policy-shard/always/results.ktap" &&
 	mv "$scratch/policy-shard" "$res/policies-0-of-1" &&

@@ -71,6 +71,18 @@ PY
 	BUILD=$scratch/build MUTANTS=$fixtures/mutants expect_exit 0 "$here/tools/judge/mutation-report" &&
 	! grep -q '"status": "NoCoverage"' "$report" ||
 		{ fail "NoCoverage is not where gcov says 0"; return; }
+	# A survivor of two lines, one of them run: Survived, not NoCoverage.
+	MUTANTS=$fixtures/mutants-two-lines expect_exit 1 mutate && mkdir -p "$scratch/build/coverage" &&
+	printf 'SF:%s\nDA:3,1\nDA:4,0\nend_of_record\n' "$scratch/build/src/linux/kernel/fork.c" \
+		> "$scratch/build/coverage/forklab.info" &&
+	BUILD=$scratch/build MUTANTS=$fixtures/mutants-two-lines \
+		expect_exit 0 "$here/tools/judge/mutation-report" &&
+	expect_in '"status": "Survived"' "$report" &&
+	sed -i 's/^DA:3,1/DA:3,0/' "$scratch/build/coverage/forklab.info" &&
+	BUILD=$scratch/build MUTANTS=$fixtures/mutants-two-lines \
+		expect_exit 0 "$here/tools/judge/mutation-report" &&
+	expect_in '"status": "NoCoverage"' "$report" ||
+		{ fail "NoCoverage for a hunk with a line that ran"; return; }
 	MUTANTS=$fixtures/mutants-stale expect_exit 1 mutate &&
 	expect_in '"status": "CompileError"' "$report" &&
 	# A kernel that hangs is caught (a kill), as Timeout.

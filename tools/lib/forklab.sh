@@ -36,6 +36,8 @@ die() {
 #   kernel_package  the Debian package of its source
 #   kernel_tarball  the tarball that package installs
 #   kernel_patches  its series' directory (a file 'series' and the patches)
+# forklab_trees: every tree, as KERNEL= names them.
+forklab_trees="6.12 6.1"
 kernel_line=${KERNEL:-6.12}
 case "$kernel_line" in
 6.12) kernel_patches=$here/patches ;;
