@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fork_bits: the bits of each entry fork copies, per entry kind and per
+ * side, where user space can read them. __copy_present_ptes() ages the
+ * child's copy of every present pte (pte_mkold) and leaves the parent's
+ * as it was; the soft-dirty bit goes with a pte or a swap entry into the
+ * child (copy_nonpresent_pte() copies the swap pte as it is); and a page
+ * the child's pte shares is exclusive to neither side until the child is
+ * gone. The write bit is every COW row's (fork_mappings, forktest,
+ * forklab_fork), uffd-wp uffd_wp_fork's and fork_huge's; the dirty bit of
+ * a shared mapping's copy (pte_mkclean) no interface shows apart from
+ * the folio's.
+ *
+ *   row                               read in          a wrong kernel
+ *   1 young, present anon             smaps Referenced the child's copies young
+ *                                                      (pte_mkold dropped), or
+ *                                                      the parent's aged
+ *   2 soft-dirty, present anon        pagemap bit 55   the child's copies lose
+ *                                                      (or all gain) the bit
+ *   3 soft-dirty, swap entry          pagemap bit 55   the child's swap entries
+ *                                                      lose it
+ *   4 exclusive, present anon         pagemap bit 56   a side still exclusive
+ *                                                      while both map the page,
+ *                                                      or the parent's not again
+ *                                                      after the child exits
+ *
+ * Each row: PAGES pages written by the parent; for soft-dirty the bits
+ * cleared (clear_refs 4) and every other page written again, so that a
+ * copy that kept none, or set all, reads wrong. The child reads its own
+ * view before it touches the pages and sends it to the parent.
+ * Soft-dirty needs CONFIG_MEM_SOFT_DIRTY: x86_64 has it, UML cannot
+ * (no HAVE_ARCH_SOFT_DIRTY); those rows skip there.
+ */
+#include <sys/mman.h>
+
+#include "forklab.h"
+
+#define PAGES		16
+
+/* What one side reads of the region. */
+struct view {
+	long long referenced_kb;	/* smaps Referenced */
+	uint64_t soft_dirty;		/* a bit per page: pagemap bit 55 */
+	uint64_t present, swapped, exclusive;
+};
+
+static uint64_t pagemap_bits(const char *p, uint64_t bit)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	uint64_t bits = 0;
+	int i;
+
+	if (fd < 0)
+		ksft_exit_fail_msg("open /proc/self/pagemap: %s\n", strerror(errno));
+	for (i = 0; i < PAGES; i++)
+		if (pagemap_get_entry(fd, (char *)p + i * page_size()) & bit)
+			bits |= 1ULL << i;
+	close(fd);
+	return bits;
+}
+
+/* The smaps field @name (kB) of the vma holding @p, in this process. */
+static long long smaps_kb(const char *p, const char *name)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	unsigned long start, end;
+	bool inside = false;
+	long long kb = -1;
+	char line[256];
+
+	if (!f)
+		ksft_exit_fail_msg("open /proc/self/smaps: %s\n", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			inside = (unsigned long)p >= start && (unsigned long)p < end;
+			continue;
+		}
+		if (inside && !strncmp(line, name, strlen(name)) && line[strlen(name)] == ':') {
+			kb = strtoll(line + strlen(name) + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return kb;
+}
+
+static struct view read_view(const char *p)
+{
+	struct view v = {
+		.referenced_kb = smaps_kb(p, "Referenced"),
+		.soft_dirty = pagemap_bits(p, PM_SOFT_DIRTY),
+		.present = pagemap_bits(p, PM_PRESENT),
+		.swapped = pagemap_bits(p, PM_SWAP),
+		.exclusive = pagemap_bits(p, PM_MMAP_EXCLUSIVE),
+	};
+
+	return v;
+}
+
+/*
+ * Fork; the child reads its view of @p at once and sends it, then waits
+ * for a word to exit. The parent gets the child's view in @child, its
+ * own (read while the child lives) in @parent, and, once the child is
+ * gone, its own again in @after.
+ */
+static void fork_and_read(const char *p, struct view *parent, struct view *child,
+			  struct view *after)
+{
+	struct lockstep ls;
+	pid_t pid;
+
+	lockstep_init(&ls);
+	pid = fork_or_fail();
+	if (pid == 0) {
+		struct view v = read_view(p);
+
+		if (write(ls.to_parent[1], &v, sizeof(v)) != sizeof(v))
+			_exit(3);
+		hear(ls.to_child[0]);
+		_exit(0);
+	}
+	if (read(ls.to_parent[0], child, sizeof(*child)) != sizeof(*child))
+		ksft_exit_fail_msg("the child sent no view\n");
+	*parent = read_view(p);
+	say(ls.to_child[1]);
+	if (wait_child(pid))
+		ksft_exit_fail_msg("the child failed\n");
+	*after = read_view(p);
+}
+
+static char *map_written(void)
+{
+	char *p = mmap(NULL, PAGES * page_size(), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int i;
+
+	/* A vma of its own: smaps' Referenced is per vma. */
+	if (p == MAP_FAILED || madvise(p, PAGES * page_size(), MADV_RANDOM))
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	for (i = 0; i < PAGES; i++)
+		p[i * page_size()] = i + 1;
+	return p;
+}
+
+#define ALL_PAGES	((1ULL << PAGES) - 1)
+/* Every other page: the ones written after clear_refs. */
+#define EVEN_PAGES	(0x5555555555555555ULL & ALL_PAGES)
+
+/*
+ * Clear the soft-dirty bits (clear_refs 4), write every other page
+ * again. False if this kernel keeps no soft-dirty bits.
+ */
+static bool soft_dirty_even(char *p)
+{
+	int i;
+
+	write_file("/proc/self/clear_refs", "4");
+	for (i = 0; i < PAGES; i += 2)
+		p[i * page_size()] = i + 2;
+	return pagemap_bits(p, PM_SOFT_DIRTY) == EVEN_PAGES;
+}
+
+/* 1: the child's copies are old, the parent's ptes stay young. */
+static void young_present(void)
+{
+	const char *name = "young: the child's copied ptes are old, the parent's stay young";
+	long long size_kb = PAGES * page_size() / 1024;
+	struct view parent, child, after;
+	char *p = map_written();
+
+	fork_and_read(p, &parent, &child, &after);
+	if (child.present != ALL_PAGES || child.referenced_kb != 0 ||
+	    parent.referenced_kb != size_kb)
+		ksft_print_msg("%s: child %#llx present, Referenced %lld kB; parent %lld kB, want 0 and %lld\n",
+			       name, (unsigned long long)child.present, child.referenced_kb,
+			       parent.referenced_kb, size_kb);
+	ksft_test_result(child.present == ALL_PAGES && child.referenced_kb == 0 &&
+			 parent.referenced_kb == size_kb, "%s\n", name);
+	munmap(p, PAGES * page_size());
+}
+
+/* 2: soft-dirty goes with each present pte into the child. */
+static void soft_dirty_present(void)
+{
+	const char *name = "soft-dirty: present ptes keep their bit in the child and the parent";
+	struct view parent, child, after;
+	char *p = map_written();
+
+	if (!soft_dirty_even(p)) {
+		skip_named(name, "no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY): UML has none");
+		munmap(p, PAGES * page_size());
+		return;
+	}
+	fork_and_read(p, &parent, &child, &after);
+	if (child.present != ALL_PAGES || child.soft_dirty != EVEN_PAGES ||
+	    parent.soft_dirty != EVEN_PAGES)
+		ksft_print_msg("%s: soft-dirty child %#llx, parent %#llx, want %#llx (child present %#llx)\n",
+			       name, (unsigned long long)child.soft_dirty,
+			       (unsigned long long)parent.soft_dirty, EVEN_PAGES,
+			       (unsigned long long)child.present);
+	ksft_test_result(child.present == ALL_PAGES && child.soft_dirty == EVEN_PAGES &&
+			 parent.soft_dirty == EVEN_PAGES, "%s\n", name);
+	munmap(p, PAGES * page_size());
+}
+
+/* 3: soft-dirty goes with each swap entry into the child. */
+static void soft_dirty_swap(void)
+{
+	const char *name = "soft-dirty: swap entries keep their bit in the child";
+	struct view parent, child, after;
+	char *p = map_written();
+	uint64_t swapped;
+
+	if (!soft_dirty_even(p)) {
+		skip_named(name, "no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY): UML has none");
+		munmap(p, PAGES * page_size());
+		return;
+	}
+	if (madvise(p, PAGES * page_size(), MADV_PAGEOUT))
+		ksft_exit_fail_msg("madvise(MADV_PAGEOUT): %s\n", strerror(errno));
+	swapped = pagemap_bits(p, PM_SWAP);
+	if (!swapped) {
+		skip_named(name, "MADV_PAGEOUT swapped no page out");
+		munmap(p, PAGES * page_size());
+		return;
+	}
+	fork_and_read(p, &parent, &child, &after);
+	/* Each page swapped on both sides keeps the bit it had. */
+	swapped &= child.swapped & parent.swapped;
+	if (!swapped || (child.soft_dirty & swapped) != (EVEN_PAGES & swapped))
+		ksft_print_msg("%s: of swap entries %#llx the child's soft-dirty %#llx, want %#llx\n",
+			       name, (unsigned long long)swapped,
+			       (unsigned long long)(child.soft_dirty & swapped),
+			       EVEN_PAGES & swapped);
+	ksft_test_result(swapped && (child.soft_dirty & swapped) == (EVEN_PAGES & swapped),
+			 "%s\n", name);
+	munmap(p, PAGES * page_size());
+}
+
+/* 4: pages both map are exclusive to neither; the parent's once alone. */
+static void exclusive_present(void)
+{
+	const char *name = "exclusive: a page both sides map is exclusive to neither, the parent's again after";
+	struct view parent, child, after;
+	char *p = map_written();
+
+	fork_and_read(p, &parent, &child, &after);
+	if (child.present != ALL_PAGES || child.exclusive || parent.exclusive ||
+	    after.exclusive != ALL_PAGES)
+		ksft_print_msg("%s: exclusive child %#llx, parent %#llx, parent after %#llx\n",
+			       name, (unsigned long long)child.exclusive,
+			       (unsigned long long)parent.exclusive,
+			       (unsigned long long)after.exclusive);
+	ksft_test_result(child.present == ALL_PAGES && !child.exclusive && !parent.exclusive &&
+			 after.exclusive == ALL_PAGES, "%s\n", name);
+	munmap(p, PAGES * page_size());
+}
+
+int main(void)
+{
+	ksft_print_header();
+	ksft_set_plan(4);
+	young_present();
+	soft_dirty_present();
+	soft_dirty_swap();
+	exclusive_present();
+	ksft_finished();
+}
