@@ -31,7 +31,7 @@ GATE := $(shell $(TARGET) gate)
 
 KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
-.PHONY: all deps tree test kunit mm-tests policies coverage test-tools check \
+.PHONY: all deps tree build test kunit mm-tests policies coverage test-tools check \
 	lint results report merge repeat stress mutate museum bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
@@ -46,6 +46,7 @@ help:
 	@echo "make deps       apt-get install what is missing (tools/setup/deps)"
 	@echo "make tree       unpack, patch and wire build/src/linux (tools/setup/prepare-tree)"
 	@echo "                KERNEL_SRC=/path/to/linux uses your tree, never writing to it"
+	@echo "make build      build the target's kernel only (tools/run/kunit --build-only)"
 	@echo "make test       kunit, then mm-tests"
 	@echo "make kunit      build ARCH and run the KUnit suites (tools/run/kunit)"
 	@echo "make mm-tests   mm-tests/ and selftests/mm/cow.c in the guest (tools/run/mm-tests)"
@@ -81,6 +82,11 @@ tree: deps
 SUITES = tools/run/kunit --no-build > $(RES)/kunit-run.log 2>&1 & kunit=$$!; \
 	tools/run/mm-tests || status=1; \
 	wait $$kunit || status=1; cat $(RES)/kunit-run.log
+# The kernel alone (CI builds it once per target, to fill the cache
+# the other jobs of the target build from).
+build: tree
+	@tools/run/kunit --build-only
+
 test: tree
 	@tools/run/kunit --build-only || exit 1; \
 	status=0; mkdir -p $(RES); $(SUITES); exit $$status

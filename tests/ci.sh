@@ -23,6 +23,19 @@ for j in jobs:
 	assert j['setup'] == '' or j['setup'].startswith('test'), j
 	assert ('ARCH=x86_64' in j['make']) == ('ARCH=x86_64' in j['setup']) or not j['setup'], j
 PY
+	# --builds: each x86_64 target and tree the jobs boot, once (UML's
+	# jobs build their own: its objects name their checkout).
+	MATRIX_SHARDS=2 expect_exit 0 "$here/tools/ci/matrix" --builds &&
+	python3 - "$scratch/stdout" "$here/tools/ci/matrix" <<'PY' || fail "--builds is not the x86_64 caches of the jobs"
+import json, subprocess, sys
+builds = [b['cache'] for b in json.load(open(sys.argv[1]))['include']]
+jobs = json.loads(subprocess.run([sys.argv[2]], capture_output=True, text=True).stdout)['include']
+want = []
+for j in jobs:
+	if j['cache'].startswith('x86_64-') and j['cache'] not in want:
+		want.append(j['cache'])
+assert builds == want, (builds, want)
+PY
 	MATRIX_SHARDS=0 expect_exit 2 "$here/tools/ci/matrix" && one_line_stderr &&
 	CI_RUN=$scratch/none expect_exit 1 "$here/tools/ci/matrix" && one_line_stderr
 }
@@ -64,8 +77,10 @@ for name, doc in (('.gitlab-ci.yml', parent), ('the child pipeline', child)):
 	assert not errors, (name, errors)
 matrix = json.loads(subprocess.run([sys.argv[4]], capture_output=True, text=True,
 				   env={'MATRIX_SHARDS': '2', 'PATH': '/usr/bin:/bin'}).stdout)
-jobs = [j for j in child if j not in ('variables', 'stages', 'merge')]
+jobs = [j for j in child if j not in ('variables', 'stages', 'merge') and not j.startswith('build ')]
 assert jobs == [e['name'] for e in matrix['include']], 'not one job per matrix entry'
+builds = [j for j in child if j.startswith('build ')]
+assert builds and all(child[j]['stage'] == 'build' for j in builds), 'no build stage'
 assert child['merge']['stage'] == child['stages'][-1] and child['merge']['when'] == 'always'
 child['merge']['scripts'] = child['merge'].pop('script')
 parent['forklab']['trigger']['strategy'] = 'wait'
