@@ -8,7 +8,10 @@
  *   0 (heuristic)  a vma larger than RAM + swap fails, each on its own
  *   1 (always)     nothing fails
  *   2 (never)      the charge must fit under CommitLimit
- *                  (overcommit_kbytes + swap here), MAP_NORESERVE or not
+ *                  (overcommit_kbytes + swap here)
+ *
+ * What is charged is decided at mmap(): VM_ACCOUNT, which MAP_NORESERVE
+ * leaves off except under overcommit 2.
  *
  * A fork that fails does so with ENOMEM and leaves Committed_AS as it
  * was: what dup_mmap() charged for the vmas it copied before the one
@@ -26,20 +29,25 @@
  *   2 overcommit 2, under CommitLimit     fork fails, or the child's vmas
  *                                         are not charged while it lives,
  *                                         or stay charged after it exits
- *   3 overcommit 2, MAP_NORESERVE         fork succeeds: NORESERVE honoured
- *                                         where overcommit 2 ignores it
+ *   3 overcommit 2, vmas without          fork fails, or charges the child:
+ *     VM_ACCOUNT (MAP_NORESERVE under 1)  VM_NORESERVE vmas charged
  *   4 overcommit 0, vma > RAM + swap      fork succeeds
- *   5 overcommit 0, vmas each < RAM+swap  fork fails: the heuristic summed
- *   6 overcommit 0, MAP_NORESERVE > RAM   fork fails: a NORESERVE vma
+ *   5 overcommit 0, RAM < vma < RAM+swap  fork fails: swap not counted
+ *   6 overcommit 0, vmas each < RAM+swap  fork fails: the heuristic summed
+ *   7 overcommit 0, MAP_NORESERVE > RAM   fork fails: a NORESERVE vma
  *                                         charged
- *   7 overcommit 1, vma > RAM + swap      fork fails
- *   8 map count over max_map_count        fork fails, or the child's
- *                                         map_count differs, or its next
- *                                         mmap() succeeds
+ *   8 overcommit 1, vma > RAM + swap      fork fails
+ *   9 map count over max_map_count        fork fails, or its next mmap()
+ *                                         in the child succeeds (the
+ *                                         child's /proc/self/maps lines,
+ *                                         compared too, are a walk of its
+ *                                         vmas, not its map_count)
  *
- * Committed_AS is read from /proc/meminfo, a percpu counter read without
- * its per-CPU deltas (vm_committed_as_batch pages per CPU, at most a few
- * MiB here): every comparison allows a quarter of the segment.
+ * Committed_AS in /proc/meminfo is the percpu counter's exact sum; the
+ * check of overcommit 2 reads it without the per-CPU deltas (synced when
+ * the mode changes). What moves it besides these rows (the guest's
+ * other processes) is small: every comparison allows a quarter of a
+ * segment.
  */
 #include <sys/mman.h>
 
@@ -128,14 +136,19 @@ static pid_t fork_waiting_child(int *go)
 struct overcommit_case {
 	const char *name;
 	int mode;		/* vm.overcommit_memory at fork */
-	/* Mode 2: CommitLimit above Committed_AS, in segments. */
+	/* Mapped under overcommit 1 (else, mode 2's rows: under mode 2). */
+	bool mapped_in_mode_1;
+	/* Mode 2: CommitLimit above Committed_AS, in half segments. */
 	int limit_segments_x2;
+	/* Mode 2, fork passes: what the child is charged while it lives. */
+	int child_segments;
 	int map_flags;		/* MAP_NORESERVE, or 0 */
 	/*
-	 * Modes 0, 1: the vmas' size in (RAM + swap) / 10; two vmas of it
-	 * when @two_vmas.
+	 * Modes 0, 1: the vmas' size in (RAM + swap) / 10, or RAM and half
+	 * the swap; two vmas of it when @two_vmas.
 	 */
 	int ram_tenths;
+	bool ram_and_half_swap;
 	bool two_vmas;
 	bool fork_fails;
 };
@@ -149,12 +162,21 @@ static const struct overcommit_case overcommit_cases[] = {
 	{ "overcommit 2: fork over CommitLimit fails with ENOMEM, nothing stays charged",
 	  .mode = 2, .limit_segments_x2 = 3, .fork_fails = true },
 	{ "overcommit 2: fork under CommitLimit charges the child while it lives",
-	  .mode = 2, .limit_segments_x2 = 5, .fork_fails = false },
-	/* overcommit 2 ignores MAP_NORESERVE: the vmas are charged all the same. */
-	{ "overcommit 2: MAP_NORESERVE vmas are charged, fork over CommitLimit fails",
-	  .mode = 2, .limit_segments_x2 = 3, .map_flags = MAP_NORESERVE, .fork_fails = true },
+	  .mode = 2, .limit_segments_x2 = 5, .child_segments = 2, .fork_fails = false },
+	/*
+	 * What decides is the vma's VM_ACCOUNT, set at mmap(): vmas mapped
+	 * MAP_NORESERVE under overcommit 1 have none, and fork charges
+	 * nothing for them under overcommit 2 either (room for one segment,
+	 * two not charged).
+	 */
+	{ "overcommit 2: vmas mapped MAP_NORESERVE under overcommit 1 are not charged",
+	  .mode = 2, .mapped_in_mode_1 = true, .map_flags = MAP_NORESERVE,
+	  .limit_segments_x2 = 3, .child_segments = 0, .fork_fails = false },
 	{ "overcommit 0: fork of a vma larger than RAM + swap fails with ENOMEM",
 	  .mode = 0, .ram_tenths = 12, .fork_fails = true },
+	/* The heuristic counts swap: a vma larger than RAM alone passes. */
+	{ "overcommit 0: fork of a vma larger than RAM, under RAM + swap, passes",
+	  .mode = 0, .ram_and_half_swap = true, .fork_fails = false },
 	/* The heuristic looks at one vma at a time, not at their sum. */
 	{ "overcommit 0: fork of two vmas, each under RAM + swap, passes",
 	  .mode = 0, .ram_tenths = 7, .two_vmas = true, .fork_fails = false },
@@ -174,13 +196,18 @@ static void overcommit_row(const struct overcommit_case *c)
 
 	if (c->mode == 2) {
 		len = SEGMENT;
-		/* The parent's own mappings must fit first. */
-		set_commit_limit(committed_bytes() + 4 * SEGMENT);
+	} else if (c->ram_and_half_swap) {
+		len = (proc_value("/proc/meminfo", "MemTotal") +
+		       proc_value("/proc/meminfo", "SwapTotal") / 2) * 1024;
 	} else {
 		len = ram_and_swap_bytes() / 10 * c->ram_tenths;
+	}
+	if (c->mode == 2 && !c->mapped_in_mode_1)
+		/* The parent's own mappings must fit first. */
+		set_commit_limit(committed_bytes() + 4 * SEGMENT);
+	else
 		/* Mappings larger than RAM + swap need overcommit 1. */
 		set_vm("overcommit_memory", 1);
-	}
 	a = map_private(len, c->map_flags);
 	if (c->mode == 2 || c->two_vmas)
 		b = map_private(len, c->map_flags);
@@ -221,9 +248,9 @@ static void overcommit_row(const struct overcommit_case *c)
 				       c->name, pid > 0 ? "succeeded" : strerror(-pid),
 				       before / MIB, after / MIB);
 	} else {
-		/* Mode 2's child is charged its two segments while it lives. */
+		/* Mode 2's child is charged its segments while it lives. */
 		ok = pid > 0 && !rc && llabs(after - before) <= SLACK &&
-		     (c->mode != 2 || llabs(during - before - 2 * len) <= SLACK);
+		     (c->mode != 2 || llabs(during - before - c->child_segments * len) <= SLACK);
 		if (!ok)
 			ksft_print_msg("%s: fork %s (child exit %d); Committed_AS %lld -> %lld (child alive) -> %lld MiB\n",
 				       c->name, pid > 0 ? "succeeded" : strerror(-pid), rc,
@@ -255,7 +282,7 @@ static int map_count(void)
 }
 
 /*
- * 8: 64 more vmas (pages with a hole between each, so none merge), then
+ * 9: 64 more vmas (pages with a hole between each, so none merge), then
  * max_map_count below the count: fork must pass, the child's map count
  * be the parent's, its next mmap() fail with ENOMEM.
  */
