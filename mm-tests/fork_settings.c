@@ -107,30 +107,20 @@ static void *map_private(long long len, int flags)
 }
 
 /*
- * Fork a child that waits for a word on a pipe, then exits 0. Return its
- * pid, or -errno with nothing forked.
+ * Fork a child that waits for the parent's word (lockstep, forklab.h),
+ * then exits 0. Return its pid, or -errno with nothing forked.
  */
-static pid_t fork_waiting_child(int *go)
+static pid_t fork_waiting_child(struct lockstep *ls)
 {
-	int fds[2];
 	pid_t pid;
-	char c;
 
-	if (pipe(fds))
-		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	lockstep_init(ls);
 	pid = fork_flushed();
 	if (pid == 0) {
-		close(fds[1]);
-		_exit(read(fds[0], &c, 1) == 1 ? 0 : 3);
+		hear(ls->to_child[0]);
+		_exit(0);
 	}
-	close(fds[0]);
-	if (pid < 0) {
-		pid = -errno;
-		close(fds[1]);
-		return pid;
-	}
-	*go = fds[1];
-	return pid;
+	return pid < 0 ? -errno : pid;
 }
 
 struct overcommit_case {
@@ -190,7 +180,8 @@ static void overcommit_row(const struct overcommit_case *c)
 {
 	long long len, before, during = 0, after;
 	void *a, *b = NULL;
-	int go = -1, rc = 0;
+	struct lockstep ls;
+	int rc = 0;
 	pid_t pid;
 	bool ok;
 
@@ -230,14 +221,16 @@ static void overcommit_row(const struct overcommit_case *c)
 		set_commit_limit(before + c->limit_segments_x2 * SEGMENT / 2);
 	else
 		set_vm("overcommit_memory", c->mode);
-	pid = fork_waiting_child(&go);
+	pid = fork_waiting_child(&ls);
 	if (pid > 0) {
 		during = committed_bytes();
-		if (write(go, "", 1) != 1)
-			ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-		close(go);
+		say(ls.to_child[1]);
 		rc = wait_child(pid);
 	}
+	close(ls.to_parent[0]);
+	close(ls.to_parent[1]);
+	close(ls.to_child[0]);
+	close(ls.to_child[1]);
 	after = committed_bytes();
 	reset_overcommit();
 
