@@ -84,18 +84,12 @@ struct mm_struct *forklab_fork_mm(struct kunit *test, struct mm_struct *parent)
 	return child;
 }
 
-/*
- * The pte mapping @addr, mapped and locked, found by walking @mm's page
- * tables by hand (walk_page_range() skips VM_PFNMAP vmas, and those are
- * rows too); NULL if no page table covers @addr.
- */
-pte_t *forklab_lock_pte(struct mm_struct *mm, unsigned long addr,
-			spinlock_t **ptl)
+/* The pmd entry covering @addr in @mm; NULL if no pmd table does. */
+pmd_t *forklab_find_pmd(struct mm_struct *mm, unsigned long addr)
 {
 	pgd_t *pgd = pgd_offset(mm, addr);
 	p4d_t *p4d;
 	pud_t *pud;
-	pmd_t *pmd, pmdval;
 
 	if (pgd_none(*pgd) || pgd_bad(*pgd))
 		return NULL;
@@ -105,7 +99,21 @@ pte_t *forklab_lock_pte(struct mm_struct *mm, unsigned long addr,
 	pud = pud_offset(p4d, addr);
 	if (pud_none(*pud) || pud_bad(*pud))
 		return NULL;
-	pmd = pmd_offset(pud, addr);
+	return pmd_offset(pud, addr);
+}
+
+/*
+ * The pte mapping @addr, mapped and locked, found by walking @mm's page
+ * tables by hand (walk_page_range() skips VM_PFNMAP vmas, and those are
+ * rows too); NULL if no page table covers @addr.
+ */
+pte_t *forklab_lock_pte(struct mm_struct *mm, unsigned long addr,
+			spinlock_t **ptl)
+{
+	pmd_t *pmd = forklab_find_pmd(mm, addr), pmdval;
+
+	if (!pmd)
+		return NULL;
 	pmdval = pmdp_get(pmd);
 	if (pmd_none(pmdval) || pmd_leaf(pmdval))
 		return NULL;

@@ -101,6 +101,7 @@ void forklab_use_mm(struct mm_struct *mm);
 struct mm_struct *forklab_new_mm(struct kunit *test);
 struct mm_struct *forklab_fork_mm(struct kunit *test, struct mm_struct *parent);
 
+pmd_t *forklab_find_pmd(struct mm_struct *mm, unsigned long addr);
 pte_t *forklab_lock_pte(struct mm_struct *mm,
 			unsigned long addr, spinlock_t **ptl);
 bool forklab_read_pte(struct mm_struct *mm, unsigned long addr, pte_t *entry);

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * forklab_fork_thp: a PMD-mapped transparent huge page at fork, as
+ * copy_huge_pmd() hands it over. The parent is one private anon vma of
+ * HPAGE_PMD_SIZE at FORK_ADDR (aligned), MADV_HUGEPAGE, first touched by
+ * the row's access, which maps it with one pmd:
+ *
+ *   FORK_ADDR (PMD aligned)
+ *   |<------------------ one pmd: HPAGE_PMD_SIZE ------------------>|
+ *   | written: a THP | read: the huge zero page | pinned: split to   |
+ *   |                |                          | ptes before fork   |
+ *
+ * The rows read the pmds and ptes of both sides directly: bits no
+ * interface shows per pmd (young, dirty, PageAnonExclusive of the head),
+ * and the huge zero page's reference, which the mm's MMF_HUGE_ZERO_PAGE
+ * stands for.
+ */
+
+#include <kunit/test.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/sched/coredump.h>
+
+#include "forklab_mm.h"
+
+enum thp_access { THP_WRITTEN, THP_READ, THP_PINNED };
+
+struct thp_case {
+	const char *desc;
+	enum thp_access access;
+};
+
+static const struct thp_case thp_cases[] = {
+	/*
+	 * One pmd, write-protected on both sides (else a write of either
+	 * shows in the other: mutants 42, 46), the child's old; the head
+	 * page exclusive to neither, else the parent's next write would
+	 * reuse the THP under the child.
+	 */
+	{ .desc = "THP written: one pmd copied", .access = THP_WRITTEN },
+	/*
+	 * The child maps the huge zero page too and must hold its own
+	 * reference (mm_get_huge_zero_folio()): without it, the shrinker
+	 * frees the page once the parent is gone, under the child's pmd.
+	 */
+	{ .desc = "huge zero page: the child holds a reference", .access = THP_READ },
+	/*
+	 * A pinned THP cannot be shared (CVE-2020-29374's THP side):
+	 * copy_huge_pmd() splits the parent's pmd and the pte copy then
+	 * gives the child its own copy of every page, at once.
+	 */
+	{ .desc = "THP pinned: split, every page copied early", .access = THP_PINNED },
+};
+
+KUNIT_ARRAY_PARAM_DESC(thp_cases, thp_cases, desc);
+
+KUNIT_DEFINE_ACTION_WRAPPER(unpin_action, unpin_user_page, struct page *);
+
+/* The pmd mapping @addr in @mm (pmd_none if none), read under the mmap lock. */
+static pmd_t read_pmd(struct mm_struct *mm, unsigned long addr)
+{
+	pmd_t pmdval = __pmd(0), *pmd;
+
+	mmap_read_lock(mm);
+	pmd = forklab_find_pmd(mm, addr);
+	if (pmd)
+		pmdval = pmdp_get(pmd);
+	mmap_read_unlock(mm);
+	return pmdval;
+}
+
+static struct mm_struct *thp_parent(struct kunit *test,
+				    const struct thp_case *row, u8 *buf)
+{
+	struct mm_struct *mm = forklab_new_mm(test);
+	struct page *page;
+	unsigned long mapped;
+
+	forklab_use_mm(mm);
+	mapped = vm_mmap(NULL, FORK_ADDR, HPAGE_PMD_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, 0);
+	KUNIT_ASSERT_EQ(test, mapped, FORK_ADDR);
+	KUNIT_ASSERT_EQ(test, 0, do_madvise(mm, FORK_ADDR, HPAGE_PMD_SIZE,
+					    MADV_HUGEPAGE));
+	if (row->access == THP_READ)
+		forklab_read_vma_at(test, mm, FORK_ADDR, buf);
+	else
+		forklab_write_vma_at(test, mm, FORK_ADDR, PARENT_PATTERN, buf);
+	forklab_use_mm(NULL);
+	if (!pmd_trans_huge(read_pmd(mm, FORK_ADDR)))
+		kunit_skip(test, "no THP at the fault (sysfs settings, or no order-%d page)",
+			   HPAGE_PMD_ORDER);
+	if (row->access == THP_PINNED) {
+		mmap_read_lock(mm);
+		KUNIT_ASSERT_EQ(test, 1L, forklab_pin_user_page_remote(mm, FORK_ADDR,
+								       FOLL_WRITE, &page));
+		mmap_read_unlock(mm);
+		KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, unpin_action, page));
+	}
+	return mm;
+}
+
+static void expect_pmd_copied(struct kunit *test, pmd_t before, pmd_t parent,
+			      pmd_t child)
+{
+	struct page *head = pmd_page(before);
+
+	KUNIT_ASSERT_TRUE_MSG(test, pmd_trans_huge(child), "the child has no huge pmd");
+	KUNIT_ASSERT_TRUE(test, pmd_trans_huge(parent));
+	KUNIT_EXPECT_EQ(test, pmd_pfn(child), pmd_pfn(before));
+	KUNIT_EXPECT_EQ(test, pmd_pfn(parent), pmd_pfn(before));
+	KUNIT_EXPECT_FALSE_MSG(test, pmd_write(parent), "the parent's pmd is writable");
+	KUNIT_EXPECT_FALSE_MSG(test, pmd_write(child), "the child's pmd is writable");
+	KUNIT_EXPECT_FALSE_MSG(test, pmd_young(child), "the child's pmd is young");
+	KUNIT_EXPECT_EQ_MSG(test, !!pmd_young(parent), !!pmd_young(before),
+			    "the parent's young bit");
+	KUNIT_EXPECT_EQ_MSG(test, !!pmd_dirty(child), !!pmd_dirty(before),
+			    "the child's dirty bit");
+	KUNIT_EXPECT_EQ_MSG(test, !!pmd_dirty(parent), !!pmd_dirty(before),
+			    "the parent's dirty bit");
+	KUNIT_EXPECT_EQ_MSG(test, !!pmd_soft_dirty(child), !!pmd_soft_dirty(before),
+			    "the child's soft-dirty bit");
+	if (!is_huge_zero_pmd(before))
+		KUNIT_EXPECT_FALSE_MSG(test, PageAnonExclusive(head),
+				       "the THP stays exclusive while both map it");
+}
+
+/* THP_PINNED: the parent's ptes map the THP's pages, the child's copies. */
+static void expect_split_and_copied(struct kunit *test, struct mm_struct *parent,
+				    struct mm_struct *child, struct page *head)
+{
+	unsigned int i, shared = 0, missing = 0, exclusive = 0, writable = 0;
+	pte_t pte;
+
+	KUNIT_ASSERT_FALSE_MSG(test, pmd_trans_huge(read_pmd(parent, FORK_ADDR)),
+			       "the parent's pinned THP was not split");
+	KUNIT_ASSERT_FALSE(test, pmd_trans_huge(read_pmd(child, FORK_ADDR)));
+	mmap_read_lock(child);
+	for (i = 0; i < HPAGE_PMD_NR; i++) {
+		struct page *page;
+
+		if (!forklab_read_pte(child, FORK_ADDR + i * PAGE_SIZE, &pte) ||
+		    !pte_present(pte)) {
+			missing++;
+			continue;
+		}
+		page = pte_page(pte);
+		shared += page == head + i;
+		exclusive += PageAnon(page) && PageAnonExclusive(page);
+		writable += !!pte_write(pte);
+	}
+	mmap_read_unlock(child);
+	KUNIT_EXPECT_EQ_MSG(test, missing, 0U, "ptes missing in the child");
+	KUNIT_EXPECT_EQ_MSG(test, shared, 0U, "pages of the pinned THP shared with the child");
+	KUNIT_EXPECT_EQ_MSG(test, exclusive, HPAGE_PMD_NR - missing,
+			    "the child's copies not exclusive");
+	KUNIT_EXPECT_EQ(test, writable, HPAGE_PMD_NR - missing);
+	KUNIT_EXPECT_TRUE_MSG(test, PageAnonExclusive(head),
+			      "the pinned page is not the parent's alone");
+}
+
+static void fork_thp_test(struct kunit *test)
+{
+	const struct thp_case *row = test->param_value;
+	u8 *buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
+	struct mm_struct *parent, *child;
+	pmd_t before;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	parent = thp_parent(test, row, buf);
+	before = read_pmd(parent, FORK_ADDR);
+	KUNIT_ASSERT_EQ(test, !!is_huge_zero_pmd(before), row->access == THP_READ);
+	if (row->access != THP_READ)
+		KUNIT_ASSERT_TRUE(test, PageAnonExclusive(pmd_page(before)));
+
+	child = forklab_fork_mm(test, parent);
+	if (row->access == THP_PINNED) {
+		forklab_expect_rss_counters(test, child);
+		expect_split_and_copied(test, parent, child, pmd_page(before));
+		KUNIT_EXPECT_EQ(test, get_mm_counter(child, MM_ANONPAGES),
+				(unsigned long)HPAGE_PMD_NR);
+		return;
+	}
+	expect_pmd_copied(test, before, read_pmd(parent, FORK_ADDR),
+			  read_pmd(child, FORK_ADDR));
+	/*
+	 * The pte walk of forklab_expect_rss_counters() cannot see a pmd
+	 * or the page table deposited under it (pgtable_trans_huge_deposit(),
+	 * counted in pgtables_bytes): the child's must be the parent's.
+	 */
+	KUNIT_EXPECT_EQ_MSG(test, mm_pgtables_bytes(child), mm_pgtables_bytes(parent),
+			    "the child's pgtables_bytes (VmPTE), with the deposited table");
+	KUNIT_EXPECT_EQ(test, get_mm_counter(child, MM_ANONPAGES),
+			row->access == THP_READ ? 0UL : (unsigned long)HPAGE_PMD_NR);
+	if (row->access == THP_READ)
+		KUNIT_EXPECT_TRUE_MSG(test, test_bit(MMF_HUGE_ZERO_PAGE, &child->flags),
+				      "the child holds no huge zero page reference");
+}
+
+static struct kunit_case fork_thp_cases[] = {
+	KUNIT_CASE_PARAM(fork_thp_test, thp_cases_gen_params),
+	{}
+};
+
+static struct kunit_suite fork_thp_suite = {
+	.name = "forklab_fork_thp",
+	.test_cases = fork_thp_cases,
+};
+
+kunit_test_suite(fork_thp_suite);
+
+MODULE_DESCRIPTION("KUnit tests of fork() of PMD-mapped transparent huge pages");
+MODULE_LICENSE("GPL");
