@@ -4,7 +4,8 @@
  * per mapping kind: build a parent mm with a real mapping, fork it with
  * dup_mm(), and check the vma
  *
- *   (a) copied or skipped: the child's present ptes right after fork;
+ *   (a) copied or skipped: the child's present ptes right after fork,
+ *       and the bits of each copy and of the parent's ptes;
  *   (b) contents: the child reads the parent's bytes, and after either
  *       side writes, a private mapping keeps each side's own data while a
  *       shared one shows the write to both;
@@ -274,6 +275,41 @@ static void expect_cow_state(struct kunit *test, const struct fork_case *row,
 	}
 }
 
+/*
+ * The bits of the copies (__copy_present_ptes()): every copy old, so
+ * that reclaim does not count pages the child never touched as the
+ * child's recent use; a shared mapping's copies clean (pte_mkclean()),
+ * a private one's as dirty as the parent's; soft-dirty as it was. The
+ * parent's ptes keep their bits, but for write. An anon page both sides
+ * map is exclusive to neither (folio_try_dup_anon_rmap_ptes()), else a
+ * write of the parent would reuse it under the child; the early-COW
+ * copy of a pinned page is the child's alone, young and dirty as a
+ * fault's copy would be (copy_present_page()), and the pinned page
+ * stays the parent's alone.
+ */
+static void expect_copied_bits(struct kunit *test, const struct fork_case *row,
+			       const struct pte_census *before,
+			       const struct pte_census *parent,
+			       const struct pte_census *child)
+{
+	unsigned int early_cow = row->pin && !forklab_is_shared(row);
+
+	KUNIT_EXPECT_EQ_MSG(test, child->young, early_cow, "young ptes in the child");
+	KUNIT_EXPECT_EQ_MSG(test, parent->young, before->young, "young ptes in the parent");
+	KUNIT_EXPECT_EQ_MSG(test, child->dirty,
+			    forklab_is_shared(row) ? 0U : before->dirty,
+			    "dirty ptes in the child");
+	KUNIT_EXPECT_EQ_MSG(test, parent->dirty, before->dirty, "dirty ptes in the parent");
+	KUNIT_EXPECT_EQ_MSG(test, child->soft_dirty, before->soft_dirty,
+			    "soft-dirty ptes in the child");
+	KUNIT_EXPECT_EQ_MSG(test, parent->soft_dirty, before->soft_dirty,
+			    "soft-dirty ptes in the parent");
+	KUNIT_EXPECT_EQ_MSG(test, parent->anon_exclusive, early_cow,
+			    "PageAnonExclusive pages the parent maps");
+	KUNIT_EXPECT_EQ_MSG(test, child->anon_exclusive, early_cow,
+			    "PageAnonExclusive pages the child maps");
+}
+
 /* What the child must read right after fork. */
 static void expect_child_view(struct kunit *test, const struct fork_case *row,
 			      const u8 *got)
@@ -419,6 +455,8 @@ static void check_copy(struct kunit *test, struct fork_run *run)
 		KUNIT_EXPECT_EQ(test, child_after.present, run->before.present);
 		expect_cow_state(test, run->row, &run->before, &parent_after,
 				 &child_after);
+		expect_copied_bits(test, run->row, &run->before, &parent_after,
+				   &child_after);
 	} else {
 		KUNIT_EXPECT_EQ(test, child_after.present, 0U);
 	}

@@ -144,10 +144,17 @@ struct pte_census forklab_take_census(struct mm_struct *mm, unsigned long addr)
 		    !pte_present(entry))
 			continue;
 		census.present++;
-		if (pte_write(entry))
-			census.writable++;
-		if (!is_zero_pfn(pte_pfn(entry)))
-			census.pages[i] = pfn_to_page(pte_pfn(entry));
+		census.writable += !!pte_write(entry);
+		census.dirty += !!pte_dirty(entry);
+		census.young += !!pte_young(entry);
+		census.soft_dirty += !!pte_soft_dirty(entry);
+		if (!is_zero_pfn(pte_pfn(entry)) && pfn_valid(pte_pfn(entry))) {
+			struct page *page = pfn_to_page(pte_pfn(entry));
+
+			census.pages[i] = page;
+			census.anon_exclusive += PageAnon(page) &&
+						 PageAnonExclusive(page);
+		}
 	}
 	mmap_read_unlock(mm);
 	return census;

@@ -86,10 +86,16 @@ extern const struct fork_case forklab_fork_cases[];
 enum pattern { FILE_PATTERN = 0x11, PARENT_PATTERN = 0x5a,
 	       CHILD_PATTERN = 0xc3, PARENT_PATTERN_2 = 0x3c };
 
-/* What the page tables of one row's vma, [addr, +FORK_SIZE), hold. */
+/*
+ * What the page tables of one row's vma, [addr, +FORK_SIZE), hold: the
+ * present ptes, how many carry each bit fork may change, and their pages.
+ * soft_dirty stays 0 without CONFIG_MEM_SOFT_DIRTY (UML has none).
+ */
 struct pte_census {
 	unsigned int present;
 	unsigned int writable;
+	unsigned int dirty, young, soft_dirty;
+	unsigned int anon_exclusive;	/* anon pages with PageAnonExclusive */
 	struct page *pages[FORK_PAGES];	/* NULL: none, or the zero page */
 };
 

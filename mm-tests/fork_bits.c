@@ -8,8 +8,9 @@
  * the child's pte shares is mapped by neither side alone until the child
  * is gone. The write bit is every COW row's (fork_mappings, forktest,
  * forklab_fork), uffd-wp uffd_wp_fork's and fork_huge's; the dirty bit of
- * a shared mapping's copy (pte_mkclean) no interface shows apart from
- * the folio's.
+ * a shared mapping's copy (pte_mkclean), which no interface shows apart
+ * from the folio's, KUnit's forklab_fork reads in the ptes, with each
+ * side's young, soft-dirty and PageAnonExclusive (docs/fork-bits.md).
  *
  *   row                               read in          a wrong kernel
  *   1 young, present anon             smaps Referenced the child's copies young
