@@ -30,25 +30,33 @@
  *                                         (the root group then): the
  *                                         group's anon does not grow by
  *                                         them while the child lives, or
- *                                         stays grown after it exits
+ *                                         stays grown after it exits; or
+ *                                         kept off the LRU (its anon LRU
+ *                                         lists do not grow)
  *   3 at memory.max, swap.max 0           fork passes the limit, or fails
- *                                         but leaves anon charged, or
- *                                         leaves the group unable to fork
- *                                         once the limit is lifted
+ *                                         but leaves the copies it made
+ *                                         before the failure (HEADROOM's
+ *                                         worth) charged, or leaves the
+ *                                         group unable to fork once the
+ *                                         limit is lifted
  *   4 at memory.max, swap to reclaim to   fork fails: its copy cannot
  *                                         reclaim (charged without
  *                                         __GFP_DIRECT_RECLAIM)
  *   5 swap entries the child shares       fork or the child's exit moves
  *                                         memory.swap.current, or the last
- *                                         unmap does not return it
+ *                                         unmap (once writeback is done and
+ *                                         no swap cache holds a slot) does
+ *                                         not return it
  *
  * Each row runs in a group of its own under /sys/fs/cgroup, which the
  * guests' init mounts; rows 3 and 4 with oom_score_adj -1000, so that
  * the memcg OOM killer (which a charge at memory.max calls after
  * reclaim fails) has no one to kill and the charge fails instead: the
  * console shows its report ("Out of memory and no killable processes").
- * memory.stat is flushed lazily (a batch of pages per CPU may be
- * missing): every comparison allows SLACK; each signal is PINNED.
+ * memory.stat is flushed lazily (the guests have one CPU: two batches
+ * of 64 pages at most may be missing) and the LRU adds pages in
+ * batches: every comparison allows SLACK; each signal is PINNED, or
+ * HEADROOM for what a failed fork made before it failed.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -59,9 +67,12 @@
 #define CGROUP_ROOT	"/sys/fs/cgroup"
 /* The pages each row pins or pages out. */
 #define PINNED		(8 * MIB)
-#define SLACK		(1 * MIB)
-/* Rows 3 and 4: memory.max this far above memory.current at fork. */
-#define HEADROOM	(1 * MIB)
+#define SLACK		(512 * 1024)
+/*
+ * Rows 3 and 4: memory.max this far above memory.current at fork; the
+ * copies need PINNED, more than HEADROOM and the group's page cache.
+ */
+#define HEADROOM	(4 * MIB)
 /* Row 4: reclaimable (unpinned) anon beside the pinned pages. */
 #define RECLAIMABLE	(16 * MIB)
 
@@ -224,9 +235,17 @@ static bool near(long long value, long long want)
 }
 
 /* 1, 2: what fork charges for the child's pages. */
+/* The group's anon pages on its LRU lists, in bytes. */
+static long long anon_lru(void)
+{
+	return group_value("memory.stat", "active_anon") +
+	       group_value("memory.stat", "inactive_anon");
+}
+
 static void charge_row(const char *name, bool pinned)
 {
-	long long before, during, after;
+	long long before, during, after, lru_before, lru_during, want;
+	bool ok;
 	struct lockstep ls;
 	int ring = -1, rc;
 	uint8_t *p;
@@ -237,8 +256,10 @@ static void charge_row(const char *name, bool pinned)
 	if (pinned)
 		ring = pin_or_exit(p, PINNED);
 	before = group_value("memory.stat", "anon");
+	lru_before = anon_lru();
 	pid = fork_waiting_child(&ls, p, PINNED, 0x5a);
 	during = group_value("memory.stat", "anon");
+	lru_during = anon_lru();
 	rc = let_child_finish(&ls, pid);
 	after = group_value("memory.stat", "anon");
 	if (pinned)
@@ -246,13 +267,15 @@ static void charge_row(const char *name, bool pinned)
 	munmap(p, PINNED);
 	group_leave();
 
-	if (pid < 0 || rc || !near(during, before + (pinned ? PINNED : 0)) ||
-	    !near(after, before))
-		ksft_print_msg("%s: fork %s (child exit %d); the group's anon %lld -> %lld (child alive) -> %lld KiB\n",
+	want = pinned ? PINNED : 0;
+	ok = pid > 0 && !rc && near(during, before + want) && near(after, before) &&
+	     near(lru_during, lru_before + want);
+	if (!ok)
+		ksft_print_msg("%s: fork %s (child exit %d); the group's anon %lld -> %lld (child alive) -> %lld KiB, on its LRU %lld -> %lld KiB\n",
 			       name, pid > 0 ? "passed" : strerror(-pid), rc,
-			       before / 1024, during / 1024, after / 1024);
-	ksft_test_result(pid > 0 && !rc && near(during, before + (pinned ? PINNED : 0)) &&
-			 near(after, before), "%s\n", name);
+			       before / 1024, during / 1024, after / 1024,
+			       lru_before / 1024, lru_during / 1024);
+	ksft_test_result(ok, "%s\n", name);
 }
 
 /*
@@ -342,6 +365,9 @@ static void swap_row(const char *name)
 		skip_named(name, "MADV_PAGEOUT left pages in memory: no swap?");
 		return;
 	}
+	/* Written back: a folio under writeback would keep its slot. */
+	for (tries = 0; tries < 100 && proc_value("/proc/meminfo", "Writeback"); tries++)
+		usleep(20000);
 	paged = group_number("memory.swap.current");
 	pid = fork_waiting_child(&ls, p, 0, 0);
 	during = group_number("memory.swap.current");
