@@ -279,7 +279,9 @@ static void expect_cow_state(struct kunit *test, const struct fork_case *row,
  * The bits of the copies (__copy_present_ptes()): every copy old, so
  * that reclaim does not count pages the child never touched as the
  * child's recent use; a shared mapping's copies clean (pte_mkclean()),
- * a private one's as dirty as the parent's; soft-dirty as it was. The
+ * a private one's as dirty as the parent's; soft-dirty as it was (the
+ * early-COW copy is made dirty, which on x86 sets soft-dirty too, as
+ * every page of these rows was anyway: written since the mm began). The
  * parent's ptes keep their bits, but for write. An anon page both sides
  * map is exclusive to neither (folio_try_dup_anon_rmap_ptes()), else a
  * write of the parent would reuse it under the child; the early-COW
@@ -375,22 +377,6 @@ static struct fork_counts expected_counts(const struct fork_case *row,
 	if (reason != COUNT_SKIP)
 		want.n[COUNT_PTES] = before->present;
 	return want;
-}
-
-/*
- * With both mms gone, so must be every page-table page they allocated.
- * NR_PAGETABLE is exact only without per-CPU deltas (!SMP, as UML is).
- */
-static void expect_torn_down(struct kunit *test, struct mm_struct *parent,
-			     struct mm_struct *child, unsigned long pagetables)
-{
-	forklab_use_mm(NULL);
-	kunit_release_action(test, forklab_mmput_action, child);
-	kunit_release_action(test, forklab_mmput_action, parent);
-	if (!IS_ENABLED(CONFIG_SMP))
-		KUNIT_EXPECT_EQ_MSG(test,
-				    global_node_page_state(NR_PAGETABLE), pagetables,
-				    "page-table pages after both mms are gone");
 }
 
 /*
@@ -531,7 +517,7 @@ static void fork_case_test(struct kunit *test)
 		if (row->prot & PROT_WRITE)
 			check_writes(test, run);
 	}
-	expect_torn_down(test, run->parent, run->child, run->pagetables);
+	forklab_expect_torn_down(test, run->parent, run->child, run->pagetables);
 }
 
 static struct kunit_case fork_test_cases[] = {

@@ -7,13 +7,16 @@
  *
  *   FORK_ADDR (PMD aligned)
  *   |<------------------ one pmd: HPAGE_PMD_SIZE ------------------>|
- *   | written: a THP | read: the huge zero page | pinned: split to   |
- *   |                |                          | ptes before fork   |
+ *   written: a THP, one pmd
+ *   read: the huge zero page, one pmd
+ *   pinned: a THP, one pmd, which fork splits
+ *   split: a THP mapped by ptes | the last page zapped (MADV_DONTNEED) |
  *
  * The rows read the pmds and ptes of both sides directly: bits no
  * interface shows per pmd (young, dirty, PageAnonExclusive of the head),
  * and the huge zero page's reference, which the mm's MMF_HUGE_ZERO_PAGE
- * stands for.
+ * stands for. Once the child is gone the THP's references are back to
+ * what they were, and once both are gone every page table they had.
  */
 
 #include <kunit/test.h>
@@ -23,7 +26,7 @@
 
 #include "forklab_mm.h"
 
-enum thp_access { THP_WRITTEN, THP_READ, THP_PINNED };
+enum thp_access { THP_WRITTEN, THP_READ, THP_PINNED, THP_SPLIT };
 
 struct thp_case {
 	const char *desc;
@@ -50,6 +53,14 @@ static const struct thp_case thp_cases[] = {
 	 * gives the child its own copy of every page, at once.
 	 */
 	{ .desc = "THP pinned: split, every page copied early", .access = THP_PINNED },
+	/*
+	 * A THP mapped by ptes (its pmd split by a partial zap) is copied in
+	 * batches (folio_pte_batch(), 6.9): every pte of a batch must come
+	 * out as the single-pte copy would, write-protected on both sides
+	 * (wrprotect_ptes() over the whole batch), the child's old, every
+	 * page exclusive to neither side.
+	 */
+	{ .desc = "THP mapped by ptes: batch-copied", .access = THP_SPLIT },
 };
 
 KUNIT_ARRAY_PARAM_DESC(thp_cases, thp_cases, desc);
@@ -90,6 +101,12 @@ static struct mm_struct *thp_parent(struct kunit *test,
 	if (!pmd_trans_huge(read_pmd(mm, FORK_ADDR)))
 		kunit_skip(test, "no THP at the fault (sysfs settings, or no order-%d page)",
 			   HPAGE_PMD_ORDER);
+	if (row->access == THP_SPLIT) {
+		forklab_use_mm(mm);
+		KUNIT_ASSERT_EQ(test, 0, do_madvise(mm, FORK_ADDR + HPAGE_PMD_SIZE - PAGE_SIZE,
+						    PAGE_SIZE, MADV_DONTNEED));
+		forklab_use_mm(NULL);
+	}
 	if (row->access == THP_PINNED) {
 		mmap_read_lock(mm);
 		KUNIT_ASSERT_EQ(test, 1L, forklab_pin_user_page_remote(mm, FORK_ADDR,
@@ -125,76 +142,151 @@ static void expect_pmd_copied(struct kunit *test, pmd_t before, pmd_t parent,
 				       "the THP stays exclusive while both map it");
 }
 
+/* What the ptes over the THP's range map in one mm. */
+struct thp_ptes {
+	unsigned int present, writable, young, dirty;
+	unsigned int thp_pages;	/* the THP's own pages, each where it was */
+	unsigned int exclusive;	/* anon pages with PageAnonExclusive */
+};
+
+static struct thp_ptes thp_ptes(struct mm_struct *mm, struct page *head)
+{
+	struct thp_ptes census = {};
+	unsigned int i;
+	pte_t pte;
+
+	mmap_read_lock(mm);
+	for (i = 0; i < HPAGE_PMD_NR; i++) {
+		struct page *page;
+
+		if (!forklab_read_pte(mm, FORK_ADDR + i * PAGE_SIZE, &pte) ||
+		    !pte_present(pte))
+			continue;
+		page = pte_page(pte);
+		census.present++;
+		census.writable += !!pte_write(pte);
+		census.young += !!pte_young(pte);
+		census.dirty += !!pte_dirty(pte);
+		census.thp_pages += page == head + i;
+		census.exclusive += PageAnon(page) && PageAnonExclusive(page);
+	}
+	mmap_read_unlock(mm);
+	return census;
+}
+
 /* THP_PINNED: the parent's ptes map the THP's pages, the child's copies. */
 static void expect_split_and_copied(struct kunit *test, struct mm_struct *parent,
 				    struct mm_struct *child, struct page *head)
 {
-	unsigned int i, shared = 0, missing = 0, exclusive = 0, writable = 0;
-	pte_t pte;
+	struct thp_ptes theirs;
 
 	KUNIT_ASSERT_FALSE_MSG(test, pmd_trans_huge(read_pmd(parent, FORK_ADDR)),
 			       "the parent's pinned THP was not split");
 	KUNIT_ASSERT_FALSE(test, pmd_trans_huge(read_pmd(child, FORK_ADDR)));
-	mmap_read_lock(child);
-	for (i = 0; i < HPAGE_PMD_NR; i++) {
-		struct page *page;
-
-		if (!forklab_read_pte(child, FORK_ADDR + i * PAGE_SIZE, &pte) ||
-		    !pte_present(pte)) {
-			missing++;
-			continue;
-		}
-		page = pte_page(pte);
-		shared += page == head + i;
-		exclusive += PageAnon(page) && PageAnonExclusive(page);
-		writable += !!pte_write(pte);
-	}
-	mmap_read_unlock(child);
-	KUNIT_EXPECT_EQ_MSG(test, missing, 0U, "ptes missing in the child");
-	KUNIT_EXPECT_EQ_MSG(test, shared, 0U, "pages of the pinned THP shared with the child");
-	KUNIT_EXPECT_EQ_MSG(test, exclusive, HPAGE_PMD_NR - missing,
-			    "the child's copies not exclusive");
-	KUNIT_EXPECT_EQ(test, writable, HPAGE_PMD_NR - missing);
+	theirs = thp_ptes(child, head);
+	KUNIT_EXPECT_EQ_MSG(test, theirs.present, HPAGE_PMD_NR, "ptes in the child");
+	KUNIT_EXPECT_EQ_MSG(test, theirs.thp_pages, 0U,
+			    "pages of the pinned THP shared with the child");
+	KUNIT_EXPECT_EQ_MSG(test, theirs.exclusive, HPAGE_PMD_NR,
+			    "the child's copies exclusive");
+	KUNIT_EXPECT_EQ(test, theirs.writable, HPAGE_PMD_NR);
+	KUNIT_EXPECT_EQ(test, thp_ptes(parent, head).thp_pages, HPAGE_PMD_NR);
 	KUNIT_EXPECT_TRUE_MSG(test, PageAnonExclusive(head),
 			      "the pinned page is not the parent's alone");
+}
+
+/* THP_SPLIT: the batch copy, as the single-pte copy would have it. */
+static void expect_batch_copied(struct kunit *test, const struct thp_ptes *before,
+				struct mm_struct *parent, struct mm_struct *child,
+				struct page *head)
+{
+	struct thp_ptes ours = thp_ptes(parent, head), theirs = thp_ptes(child, head);
+	unsigned int mapped = HPAGE_PMD_NR - 1;
+
+	KUNIT_ASSERT_EQ(test, before->thp_pages, mapped);
+	KUNIT_EXPECT_EQ_MSG(test, theirs.thp_pages, mapped, "the THP's pages in the child");
+	KUNIT_EXPECT_EQ_MSG(test, ours.thp_pages, mapped, "the THP's pages in the parent");
+	KUNIT_EXPECT_EQ_MSG(test, ours.writable, 0U, "writable ptes in the parent");
+	KUNIT_EXPECT_EQ_MSG(test, theirs.writable, 0U, "writable ptes in the child");
+	KUNIT_EXPECT_EQ_MSG(test, theirs.young, 0U, "young ptes in the child");
+	KUNIT_EXPECT_EQ_MSG(test, ours.young, before->young, "young ptes in the parent");
+	KUNIT_EXPECT_EQ_MSG(test, theirs.dirty, before->dirty, "dirty ptes in the child");
+	KUNIT_EXPECT_EQ_MSG(test, ours.dirty, before->dirty, "dirty ptes in the parent");
+	KUNIT_EXPECT_EQ_MSG(test, ours.exclusive, 0U,
+			    "pages both map, exclusive to the parent");
 }
 
 static void fork_thp_test(struct kunit *test)
 {
 	const struct thp_case *row = test->param_value;
+	unsigned long pagetables = global_node_page_state(NR_PAGETABLE);
 	u8 *buf = kunit_kmalloc(test, FORK_SIZE, GFP_KERNEL);
 	struct mm_struct *parent, *child;
-	pmd_t before;
+	struct thp_ptes ptes_before = {};
+	pmd_t before = __pmd(0);
+	struct folio *folio;
+	unsigned int refs;
+	struct page *head;
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	parent = thp_parent(test, row, buf);
-	before = read_pmd(parent, FORK_ADDR);
-	KUNIT_ASSERT_EQ(test, !!is_huge_zero_pmd(before), row->access == THP_READ);
+	if (row->access == THP_SPLIT) {
+		/* the first pte's page is the THP's head */
+		head = forklab_take_census(parent, FORK_ADDR).pages[0];
+		KUNIT_ASSERT_NOT_NULL(test, head);
+		KUNIT_ASSERT_TRUE_MSG(test, folio_test_large(page_folio(head)),
+				      "the THP was split, not only its pmd");
+		ptes_before = thp_ptes(parent, head);
+	} else {
+		before = read_pmd(parent, FORK_ADDR);
+		KUNIT_ASSERT_EQ(test, !!is_huge_zero_pmd(before), row->access == THP_READ);
+		head = pmd_page(before);
+	}
 	if (row->access != THP_READ)
-		KUNIT_ASSERT_TRUE(test, PageAnonExclusive(pmd_page(before)));
+		KUNIT_ASSERT_TRUE(test, PageAnonExclusive(head));
+	folio = page_folio(head);
+	lru_add_drain();
+	refs = folio_ref_count(folio);
 
 	child = forklab_fork_mm(test, parent);
-	if (row->access == THP_PINNED) {
+	if (row->access == THP_PINNED || row->access == THP_SPLIT) {
 		forklab_expect_rss_counters(test, child);
-		expect_split_and_copied(test, parent, child, pmd_page(before));
+		if (row->access == THP_PINNED)
+			expect_split_and_copied(test, parent, child, head);
+		else
+			expect_batch_copied(test, &ptes_before, parent, child, head);
+	} else {
+		expect_pmd_copied(test, before, read_pmd(parent, FORK_ADDR),
+				  read_pmd(child, FORK_ADDR));
+		/*
+		 * The pte walk of forklab_expect_rss_counters() sees neither
+		 * a pmd nor the page table deposited under it
+		 * (pgtable_trans_huge_deposit(), counted in pgtables_bytes):
+		 * the child's must be the parent's.
+		 */
+		KUNIT_EXPECT_EQ_MSG(test, mm_pgtables_bytes(child), mm_pgtables_bytes(parent),
+				    "the child's pgtables_bytes (VmPTE), with the deposited table");
 		KUNIT_EXPECT_EQ(test, get_mm_counter(child, MM_ANONPAGES),
-				(unsigned long)HPAGE_PMD_NR);
-		return;
+				row->access == THP_READ ? 0UL : (unsigned long)HPAGE_PMD_NR);
 	}
-	expect_pmd_copied(test, before, read_pmd(parent, FORK_ADDR),
-			  read_pmd(child, FORK_ADDR));
-	/*
-	 * The pte walk of forklab_expect_rss_counters() cannot see a pmd
-	 * or the page table deposited under it (pgtable_trans_huge_deposit(),
-	 * counted in pgtables_bytes): the child's must be the parent's.
-	 */
-	KUNIT_EXPECT_EQ_MSG(test, mm_pgtables_bytes(child), mm_pgtables_bytes(parent),
-			    "the child's pgtables_bytes (VmPTE), with the deposited table");
-	KUNIT_EXPECT_EQ(test, get_mm_counter(child, MM_ANONPAGES),
-			row->access == THP_READ ? 0UL : (unsigned long)HPAGE_PMD_NR);
 	if (row->access == THP_READ)
 		KUNIT_EXPECT_TRUE_MSG(test, test_bit(MMF_HUGE_ZERO_PAGE, &child->flags),
 				      "the child holds no huge zero page reference");
+
+	/*
+	 * The child's references on the THP go with it (not the zero
+	 * page's); the parent's split pmd holds one per pte now.
+	 */
+	if (row->access != THP_READ) {
+		kunit_release_action(test, forklab_mmput_action, child);
+		lru_add_drain();
+		if (row->access == THP_PINNED)
+			refs += HPAGE_PMD_NR - 1;
+		KUNIT_EXPECT_EQ_MSG(test, folio_ref_count(folio), refs,
+				    "the THP's references once the child is gone");
+		child = NULL;
+	}
+	forklab_expect_torn_down(test, parent, child, pagetables);
 }
 
 static struct kunit_case fork_thp_cases[] = {

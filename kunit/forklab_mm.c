@@ -265,6 +265,25 @@ void forklab_expect_rss_counters(struct kunit *test, struct mm_struct *mm)
 	mmap_read_unlock(mm);
 }
 
+/*
+ * With both mms gone (@child NULL: already gone), so must be every
+ * page-table page they allocated (@pagetables: NR_PAGETABLE before the
+ * parent was built). NR_PAGETABLE
+ * is exact only without per-CPU deltas (!SMP, as both guests are).
+ */
+void forklab_expect_torn_down(struct kunit *test, struct mm_struct *parent,
+			      struct mm_struct *child, unsigned long pagetables)
+{
+	forklab_use_mm(NULL);
+	if (child)
+		kunit_release_action(test, forklab_mmput_action, child);
+	kunit_release_action(test, forklab_mmput_action, parent);
+	if (!IS_ENABLED(CONFIG_SMP))
+		KUNIT_EXPECT_EQ_MSG(test,
+				    global_node_page_state(NR_PAGETABLE), pagetables,
+				    "page-table pages after both mms are gone");
+}
+
 /* Read the vma at @addr in @mm into @buf; return the minor faults taken. */
 unsigned long forklab_read_vma_at(struct kunit *test, struct mm_struct *mm,
 				  unsigned long addr, u8 *buf)

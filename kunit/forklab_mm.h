@@ -113,6 +113,8 @@ pte_t *forklab_lock_pte(struct mm_struct *mm,
 bool forklab_read_pte(struct mm_struct *mm, unsigned long addr, pte_t *entry);
 struct pte_census forklab_take_census(struct mm_struct *mm, unsigned long addr);
 void forklab_expect_rss_counters(struct kunit *test, struct mm_struct *mm);
+void forklab_expect_torn_down(struct kunit *test, struct mm_struct *parent,
+			      struct mm_struct *child, unsigned long pagetables);
 
 unsigned long forklab_read_vma_at(struct kunit *test, struct mm_struct *mm,
 				  unsigned long addr, u8 *buf);
