@@ -21,8 +21,9 @@
  * (shared rows).
  *
  * The uffd-wp rows (hugetlb_wp_cases) check the one bit fork copies or
- * drops by the child's vma: a private huge page write-protected for uffd,
- * forked with and without UFFD_FEATURE_EVENT_FORK, pinned and not.
+ * drops by the child's vma: a private hugetlb page or THP write-protected
+ * for uffd, forked with and without UFFD_FEATURE_EVENT_FORK, pinned and
+ * not (hugetlb).
  *
  *   0          2M         4M
  *   |----------|----------|    MAP_SIZE: two PMDs (two 2 MiB hugetlb
@@ -410,18 +411,27 @@ static uint8_t *map_pinned_hugetlb(const char *desc, int *ring)
 	return p;
 }
 
+static long hugetlb_reserved(void)
+{
+	return proc_value("/proc/meminfo", "HugePages_Rsvd");
+}
+
 /*
  * A pinned private hugetlb page needs a new huge page at fork; with none
  * free the fork fails with ENOMEM (copy_hugetlb_page_range()) instead of
- * sharing the pinned page. With the pool back, the same fork succeeds.
+ * sharing the pinned page, and takes nothing from the pool: no huge page,
+ * no reservation, and it drops the reference it took on the pinned page,
+ * which the pool gets back once unpinned and unmapped. With the pool
+ * back, the same fork succeeds.
  */
 static void pinned_hugetlb_pool_empty(void)
 {
 	const char *desc = "hugetlb pinned, no free huge page: fork fails with ENOMEM";
+	long spare, reserved, free_after = -1, reserved_after = -1;
 	size_t hps = PMD_SIZE;
 	uint8_t *p, *filler = NULL;
-	long spare;
 	int ring, err, tries;
+	bool ok = false;
 	pid_t pid;
 
 	p = map_pinned_hugetlb(desc, &ring);
@@ -449,18 +459,23 @@ static void pinned_hugetlb_pool_empty(void)
 	if (hugetlb_free() != 0)
 		ksft_exit_fail_msg("%s: %lld huge pages still free\n", desc,
 				   (long long)hugetlb_free());
+	reserved = hugetlb_reserved();
 	pid = fork_flushed();
 	err = errno;
 	if (pid == 0)
 		_exit(0);
 	if (pid > 0)
 		wait_child(pid);
+	else
+		free_after = hugetlb_free(), reserved_after = hugetlb_reserved();
 	if (filler)
 		munmap(filler, spare * hps);
 	if (pid >= 0 || err != ENOMEM) {
 		ksft_print_msg("%s: fork %s\n", desc, pid >= 0 ? "succeeded" :
 			       strerror(err));
-		ksft_test_result_fail("%s\n", desc);
+	} else if (free_after || reserved_after != reserved) {
+		ksft_print_msg("%s: after the failed fork %ld huge pages free (want 0), %ld reserved (want %ld)\n",
+			       desc, free_after, reserved_after, reserved);
 	} else {
 		/* The child has its own copy of the pinned page. */
 		unsigned long pfn = page_pfn(p);
@@ -468,10 +483,20 @@ static void pinned_hugetlb_pool_empty(void)
 		pid = fork_or_fail();
 		if (pid == 0)
 			_exit(page_pfn(p) != pfn && p[0] == PATTERN ? 0 : 1);
-		ksft_test_result(wait_child(pid) == 0, "%s\n", desc);
+		ok = wait_child(pid) == 0;
 	}
 	close(ring);
 	munmap(p, hps);
+	/* Unpinned from a workqueue: the pinned page's huge page comes back. */
+	for (tries = 0; ok && hugetlb_free() != hugetlb_total(); tries++) {
+		if (tries == 500) {
+			ksft_print_msg("%s: %ld of %ld huge pages free 5 s after the last unmap\n",
+				       desc, hugetlb_free(), hugetlb_total());
+			ok = false;
+		}
+		usleep(10000);
+	}
+	ksft_test_result(ok, "%s\n", desc);
 }
 
 /*
@@ -512,14 +537,16 @@ static void pinned_hugetlb_read_only(void)
 }
 
 /*
- * uffd-wp on a private hugetlb page at fork: the child's entry carries the
- * uffd-wp bit only if the child's vma is registered for it, i.e. with
- * UFFD_FEATURE_EVENT_FORK (pagemap shows the bit, PM_UFFD_WP), and only if
- * the parent's page was write-protected; where it carries it, the child's
- * first write must raise a uffd-wp fault on the child's uffd.
+ * uffd-wp on a private hugetlb page or THP at fork: the child's entry
+ * carries the uffd-wp bit only if the child's vma is registered for it,
+ * i.e. with UFFD_FEATURE_EVENT_FORK (pagemap shows the bit, PM_UFFD_WP),
+ * and only if the parent's page was write-protected; where it carries
+ * it, the child's first write must raise a uffd-wp fault on the child's
+ * uffd.
  */
 struct hugetlb_wp_case {
 	const char *desc;
+	bool thp;		/* a THP (one pmd), not a hugetlb page */
 	bool event_fork;
 	bool pin;		/* early COW: the child gets a new page */
 	bool unprotected;	/* registered for uffd-wp, not protected */
@@ -562,6 +589,15 @@ static const struct hugetlb_wp_case hugetlb_wp_cases[] = {
 	 */
 	{ .desc = "hugetlb registered, not protected, child with EVENT_FORK: no uffd-wp",
 	  .event_fork = true, .unprotected = true },
+	/*
+	 * The same for a THP, whose pmd copy_huge_pmd() copies: without
+	 * EVENT_FORK the child's pmd loses the bit (pmd_clear_uffd_wp()),
+	 * with it keeps it, and the child's first write faults on its uffd.
+	 */
+	{ .desc = "THP uffd-wp, child without EVENT_FORK: no uffd-wp in its pmd",
+	  .thp = true },
+	{ .desc = "THP uffd-wp, child with EVENT_FORK: keeps uffd-wp",
+	  .thp = true, .event_fork = true },
 	{ .desc = "hugetlb registered, not protected, pinned, child with EVENT_FORK: no uffd-wp",
 	  .event_fork = true, .pin = true, .unprotected = true },
 };
@@ -619,9 +655,12 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 	struct fork_event ev = { .child_uffd = -1 };
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
 	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
-	uint64_t features = UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
+	static const struct huge_case thp_row = { .kind = THP };
+	uint64_t features = row->thp ? 0 : UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
 	bool want_bit = row->event_fork && !row->unprotected;
+	size_t len = row->thp ? MAP_SIZE : PMD_SIZE;
 	int ring = -1, child, done[2];
+	const char *why;
 	unsigned long pfn;
 	pthread_t thread;
 	uint8_t *p;
@@ -635,21 +674,30 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 				      strerror(errno));
 		return;
 	}
-	p = mmap(NULL, PMD_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (row->thp)
+		p = map_row(&thp_row, &why);
+	else
+		p = mmap(NULL, PMD_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (p == MAP_FAILED) {
 		ksft_test_result_skip("%s: no free hugetlb page\n", row->desc);
 		close(ev.uffd);
 		return;
 	}
-	memset(p, PATTERN, PMD_SIZE);
+	memset(p, PATTERN, len);
+	if (row->thp && !is_huge(&thp_row, p)) {
+		ksft_test_result_skip("%s: %s\n", row->desc, why);
+		munmap(p, len);
+		close(ev.uffd);
+		return;
+	}
 	if (row->pin) {
-		ring = io_uring_pin(p, PMD_SIZE);
+		ring = io_uring_pin(p, len);
 		if (ring < 0)
 			ksft_exit_fail_msg("io_uring pin: %s\n", strerror(errno));
 	}
 	reg.range.start = wp.range.start = (uintptr_t)p;
-	reg.range.len = wp.range.len = PMD_SIZE;
+	reg.range.len = wp.range.len = len;
 	if (ioctl(ev.uffd, UFFDIO_REGISTER, &reg) ||
 	    (!row->unprotected && ioctl(ev.uffd, UFFDIO_WRITEPROTECT, &wp)))
 		ksft_exit_fail_msg("%s: uffd-wp the page: %s\n", row->desc,
@@ -704,7 +752,7 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 		close(ev.child_uffd);
 	if (ring >= 0)
 		close(ring);
-	munmap(p, PMD_SIZE);
+	munmap(p, len);
 	close(ev.uffd);
 }
 
