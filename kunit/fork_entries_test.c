@@ -36,6 +36,7 @@ struct entry_case {
 	bool file_page;		/* MAP_PRIVATE tmpfs; the entry's page the file's */
 	pte_marker marker;	/* MARKER: the parent's */
 	pte_marker child_marker;	/* MARKER: the child's (0: pte_none) */
+	bool bits;		/* migration entry with soft-dirty and uffd-wp */
 };
 
 #define ENTRY_MIGRATION_PAGE	1
@@ -65,6 +66,18 @@ static const struct entry_case entry_cases[] = {
 	 */
 	{ .desc = "migration entry of a tmpfs page, MAP_PRIVATE",
 	  .kind = MIGRATION_READABLE, .file_page = true },
+#if defined(CONFIG_MEM_SOFT_DIRTY) && defined(CONFIG_HAVE_ARCH_USERFAULTFD_WP)
+	/*
+	 * The parent's writable entry is rewritten readable: its soft-dirty
+	 * and uffd-wp bits must be put back on the new entry, else the
+	 * parent's page looks clean to a checkpoint (CRIU) and unprotected
+	 * to its uffd once migrated. The child keeps soft-dirty and, its
+	 * vma not registered for uffd-wp, loses uffd-wp. (x86_64: UML has
+	 * neither bit.)
+	 */
+	{ .desc = "writable migration entry, soft-dirty and uffd-wp",
+	  .kind = MIGRATION_WRITABLE, .bits = true },
+#endif
 	/*
 	 * A poison marker (a swap-in error, 15520a3f0469; UFFDIO_POISON):
 	 * if fork dropped it, the child would read zeros where the parent
@@ -188,6 +201,31 @@ static swp_entry_t make_migration_entry(enum entry_kind kind,
 	}
 }
 
+/* @entry as a pte, with the soft-dirty and uffd-wp bits if @bits. */
+static pte_t migration_pte(swp_entry_t entry, bool bits)
+{
+	pte_t pte = swp_entry_to_pte(entry);
+
+	return bits ? pte_swp_mkuffd_wp(pte_swp_mksoft_dirty(pte)) : pte;
+}
+
+/*
+ * The bits of the migration entry at @addr of @mm: soft-dirty on both
+ * sides, uffd-wp on the parent's only.
+ */
+static void expect_entry_bits(struct kunit *test, struct mm_struct *mm,
+			      unsigned long addr, bool parent, const char *who)
+{
+	pte_t pte;
+
+	mmap_read_lock(mm);
+	KUNIT_ASSERT_TRUE(test, forklab_read_pte(mm, addr, &pte));
+	mmap_read_unlock(mm);
+	KUNIT_EXPECT_TRUE_MSG(test, pte_swp_soft_dirty(pte), "%s: soft-dirty lost", who);
+	KUNIT_EXPECT_EQ_MSG(test, !!pte_swp_uffd_wp(pte), parent, "%s: uffd-wp %s", who,
+			    parent ? "lost" : "kept in a vma not registered for it");
+}
+
 /* The row's parent: every page written, or (file_page) page 0 only. */
 static struct mm_struct *entry_parent(struct kunit *test,
 				      const struct entry_case *row, u8 *buf)
@@ -253,7 +291,7 @@ static void fork_entry_test(struct kunit *test)
 		planted->addr = mig;
 		entry = make_migration_entry(row->kind, pfn);
 		planted->orig = exchange_pte(test, parent, mig,
-					     swp_entry_to_pte(entry));
+					     migration_pte(entry, row->bits));
 		KUNIT_ASSERT_EQ(test, 0,
 				kunit_add_action_or_reset(test, unplant_migration,
 							  planted));
@@ -281,6 +319,10 @@ static void fork_entry_test(struct kunit *test)
 	}
 	expect_migration_entry(test, child, mig, pfn, "child");
 	expect_migration_entry(test, parent, mig, pfn, "parent");
+	if (row->bits) {
+		expect_entry_bits(test, child, mig, false, "child");
+		expect_entry_bits(test, parent, mig, true, "parent");
+	}
 	/* gone while the folio is still locked; it took no reference */
 	kunit_release_action(test, forklab_mmput_action, child);
 	KUNIT_EXPECT_EQ(test, folio_ref_count(planted->folio), refs);
