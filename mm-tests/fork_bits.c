@@ -281,6 +281,19 @@ static void soft_dirty_swap(void)
 	munmap(p, PAGES * page_size());
 }
 
+/* Is the page mapped at @p part of a THP (/proc/kpageflags KPF_THP)? */
+static bool page_in_thp(const char *p)
+{
+	uint64_t flags = 0;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd < 0 || pread(fd, &flags, sizeof(flags),
+			    page_pfn(p) * sizeof(flags)) != sizeof(flags))
+		ksft_exit_fail_msg("read /proc/kpageflags: %s\n", strerror(errno));
+	close(fd);
+	return flags & (1ULL << 22);	/* KPF_THP */
+}
+
 /*
  * 5: soft-dirty over the ptes of one large folio. A PMD-aligned THP
  * (MADV_HUGEPAGE), its pmd split to ptes by zapping its last page: fork
@@ -318,8 +331,10 @@ static void soft_dirty_batch(void)
 		munmap(area, 2 * huge);
 		return;
 	}
-	if (madvise(p + huge - ps, ps, MADV_DONTNEED))
-		ksft_exit_fail_msg("MADV_DONTNEED: %s\n", strerror(errno));
+	/* khugepaged must not collapse it again before fork. */
+	if (madvise(p + huge - ps, ps, MADV_DONTNEED) ||
+	    madvise(p, huge, MADV_NOHUGEPAGE))
+		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
 	for (i = 0; i < PAGES; i++)
 		p[i * ps] = i + 1;
 	if (!soft_dirty_even(p)) {
@@ -327,9 +342,12 @@ static void soft_dirty_batch(void)
 		munmap(area, 2 * huge);
 		return;
 	}
-	/* Still one folio: the ptes map its consecutive pages. */
-	for (i = 1; i < PAGES; i++)
-		if (page_pfn(p + i * ps) != page_pfn(p) + i)
+	/*
+	 * Still one folio: its consecutive pages, each a THP's (a folio the
+	 * deferred split shrinker split would keep the pfns).
+	 */
+	for (i = 0; i < PAGES; i++)
+		if (page_pfn(p + i * ps) != page_pfn(p) + i || !page_in_thp(p + i * ps))
 			ksft_exit_fail_msg("%s: page %d is not the THP's\n", name, i);
 	fork_and_read(p, &parent, &child, &after);
 	if (child.present != ALL_PAGES || child.soft_dirty != EVEN_PAGES ||
