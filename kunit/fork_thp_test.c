@@ -31,6 +31,7 @@ enum thp_access { THP_WRITTEN, THP_READ, THP_PINNED, THP_SPLIT };
 struct thp_case {
 	const char *desc;
 	enum thp_access access;
+	bool mixed;	/* THP_SPLIT: the first pte read-only, the sixth clean */
 };
 
 static const struct thp_case thp_cases[] = {
@@ -61,6 +62,16 @@ static const struct thp_case thp_cases[] = {
 	 * page exclusive to neither side.
 	 */
 	{ .desc = "THP mapped by ptes: batch-copied", .access = THP_SPLIT },
+	/*
+	 * The bits a batch may not ignore, and one it ignores: a batch
+	 * begins at a read-only pte and takes writable ones (write is
+	 * ignored), so it must still write-protect the parent's whole
+	 * batch (any_writable); a clean pte in a private mapping ends a
+	 * batch (dirty is ignored only in a shared one), or the child's
+	 * copy of it would be dirty like the first.
+	 */
+	{ .desc = "THP mapped by ptes, the first read-only, one clean: batch-copied",
+	  .access = THP_SPLIT, .mixed = true },
 };
 
 KUNIT_ARRAY_PARAM_DESC(thp_cases, thp_cases, desc);
@@ -78,6 +89,18 @@ static pmd_t read_pmd(struct mm_struct *mm, unsigned long addr)
 		pmdval = pmdp_get(pmd);
 	mmap_read_unlock(mm);
 	return pmdval;
+}
+
+/* Rewrite the pte at @addr of @mm by @change, as the test's own bits. */
+static void change_pte(struct kunit *test, struct mm_struct *mm, unsigned long addr,
+		       pte_t (*change)(pte_t))
+{
+	pte_t pte, old;
+
+	mmap_read_lock(mm);
+	KUNIT_ASSERT_TRUE_MSG(test, forklab_read_pte(mm, addr, &pte), "no pte at %#lx", addr);
+	mmap_read_unlock(mm);
+	KUNIT_ASSERT_TRUE(test, forklab_swap_pte(mm, addr, change(pte), &old));
 }
 
 static struct mm_struct *thp_parent(struct kunit *test,
@@ -105,7 +128,14 @@ static struct mm_struct *thp_parent(struct kunit *test,
 		forklab_use_mm(mm);
 		KUNIT_ASSERT_EQ(test, 0, do_madvise(mm, FORK_ADDR + HPAGE_PMD_SIZE - PAGE_SIZE,
 						    PAGE_SIZE, MADV_DONTNEED));
+		/* khugepaged must not collapse it again before fork */
+		KUNIT_ASSERT_EQ(test, 0, do_madvise(mm, FORK_ADDR, HPAGE_PMD_SIZE,
+						    MADV_NOHUGEPAGE));
 		forklab_use_mm(NULL);
+		if (row->mixed) {
+			change_pte(test, mm, FORK_ADDR, pte_wrprotect);
+			change_pte(test, mm, FORK_ADDR + 5 * PAGE_SIZE, pte_mkclean);
+		}
 	}
 	if (row->access == THP_PINNED) {
 		mmap_read_lock(mm);

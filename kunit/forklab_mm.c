@@ -19,6 +19,8 @@
 #include <linux/syscalls.h>
 #include <linux/uaccess.h>
 
+#include <asm/tlbflush.h>
+
 #include "../internal.h"
 #include "fork_pattern.h"
 #include "forklab_mm.h"
@@ -118,6 +120,27 @@ pte_t *forklab_lock_pte(struct mm_struct *mm, unsigned long addr,
 	if (pmd_none(pmdval) || pmd_leaf(pmdval))
 		return NULL;
 	return pte_offset_map_lock(mm, pmd, addr, ptl);
+}
+
+/* Replace the pte at @addr of @mm by @entry into @old; false: no pte. */
+bool forklab_swap_pte(struct mm_struct *mm, unsigned long addr, pte_t entry,
+		      pte_t *old)
+{
+	struct vm_area_struct *vma;
+	spinlock_t *ptl;	/* the pte table's lock */
+	pte_t *pte;
+
+	mmap_write_lock(mm);
+	vma = vma_lookup(mm, addr);
+	pte = vma ? forklab_lock_pte(mm, addr, &ptl) : NULL;
+	if (pte) {
+		*old = ptep_get_and_clear(mm, addr, pte);
+		set_pte_at(mm, addr, pte, entry);
+		pte_unmap_unlock(pte, ptl);
+		flush_tlb_page(vma, addr);
+	}
+	mmap_write_unlock(mm);
+	return pte;
 }
 
 bool forklab_read_pte(struct mm_struct *mm, unsigned long addr, pte_t *entry)

@@ -111,6 +111,8 @@ pmd_t *forklab_find_pmd(struct mm_struct *mm, unsigned long addr);
 pte_t *forklab_lock_pte(struct mm_struct *mm,
 			unsigned long addr, spinlock_t **ptl);
 bool forklab_read_pte(struct mm_struct *mm, unsigned long addr, pte_t *entry);
+bool forklab_swap_pte(struct mm_struct *mm, unsigned long addr, pte_t entry,
+		      pte_t *old);
 struct pte_census forklab_take_census(struct mm_struct *mm, unsigned long addr);
 void forklab_expect_rss_counters(struct kunit *test, struct mm_struct *mm);
 void forklab_expect_torn_down(struct kunit *test, struct mm_struct *parent,
