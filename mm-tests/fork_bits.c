@@ -206,18 +206,14 @@ static void young_present(void)
 	ksft_test_result(writable && read_only, "%s\n", name);
 }
 
-/* 2: soft-dirty goes with each present pte into the child. */
-static void soft_dirty_present(void)
+/*
+ * Fork; every other page of @p must be soft-dirty (EVEN_PAGES) in the
+ * child as in the parent.
+ */
+static void fork_and_check_soft_dirty(const char *name, const char *p)
 {
-	const char *name = "soft-dirty: present ptes keep their bit in the child and the parent";
 	struct view parent, child, after;
-	char *p = map_written();
 
-	if (!soft_dirty_even(p)) {
-		skip_named(name, "no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY): UML has none");
-		munmap(p, PAGES * page_size());
-		return;
-	}
 	fork_and_read(p, &parent, &child, &after);
 	if (child.present != ALL_PAGES || child.soft_dirty != EVEN_PAGES ||
 	    parent.soft_dirty != EVEN_PAGES)
@@ -227,6 +223,20 @@ static void soft_dirty_present(void)
 			       (unsigned long long)child.present);
 	ksft_test_result(child.present == ALL_PAGES && child.soft_dirty == EVEN_PAGES &&
 			 parent.soft_dirty == EVEN_PAGES, "%s\n", name);
+}
+
+/* 2: soft-dirty goes with each present pte into the child. */
+static void soft_dirty_present(void)
+{
+	const char *name = "soft-dirty: present ptes keep their bit in the child and the parent";
+	char *p = map_written();
+
+	if (!soft_dirty_even(p)) {
+		skip_named(name, "no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY): UML has none");
+		munmap(p, PAGES * page_size());
+		return;
+	}
+	fork_and_check_soft_dirty(name, p);
 	munmap(p, PAGES * page_size());
 }
 
@@ -307,7 +317,6 @@ static void soft_dirty_batch(void)
 {
 	const char *name = "soft-dirty: the ptes of one large folio keep their bit each";
 	size_t ps = page_size(), huge = 0;
-	struct view parent, child, after;
 	char *area, *p;
 	int i;
 
@@ -349,15 +358,7 @@ static void soft_dirty_batch(void)
 	for (i = 0; i < PAGES; i++)
 		if (page_pfn(p + i * ps) != page_pfn(p) + i || !page_in_thp(p + i * ps))
 			ksft_exit_fail_msg("%s: page %d is not the THP's\n", name, i);
-	fork_and_read(p, &parent, &child, &after);
-	if (child.present != ALL_PAGES || child.soft_dirty != EVEN_PAGES ||
-	    parent.soft_dirty != EVEN_PAGES)
-		ksft_print_msg("%s: soft-dirty child %#llx, parent %#llx, want %#llx (child present %#llx)\n",
-			       name, (unsigned long long)child.soft_dirty,
-			       (unsigned long long)parent.soft_dirty, EVEN_PAGES,
-			       (unsigned long long)child.present);
-	ksft_test_result(child.present == ALL_PAGES && child.soft_dirty == EVEN_PAGES &&
-			 parent.soft_dirty == EVEN_PAGES, "%s\n", name);
+	fork_and_check_soft_dirty(name, p);
 	munmap(area, 2 * huge);
 }
 
