@@ -159,17 +159,30 @@ static char *map_written(void)
 #define EVEN_PAGES	(0x5555555555555555ULL & ALL_PAGES)
 
 /*
- * Clear the soft-dirty bits (clear_refs 4), write every other page
- * again. False if this kernel keeps no soft-dirty bits.
+ * Clear the soft-dirty bits (clear_refs 4) and write every other page
+ * again. True when exactly those pages read soft-dirty; otherwise the
+ * row ends here: skipped where the kernel keeps no soft-dirty bits
+ * (none reads set), failed where they read wrong before any fork.
  */
-static bool soft_dirty_even(char *p)
+static bool soft_dirty_even(const char *name, char *p)
 {
+	uint64_t bits;
 	int i;
 
 	write_file("/proc/self/clear_refs", "4");
 	for (i = 0; i < PAGES; i += 2)
 		p[i * page_size()] = i + 2;
-	return pagemap_bits(p, PM_SOFT_DIRTY) == EVEN_PAGES;
+	bits = pagemap_bits(p, PM_SOFT_DIRTY);
+	if (bits == EVEN_PAGES)
+		return true;
+	if (!bits) {
+		skip_named(name, "no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY): UML has none");
+		return false;
+	}
+	ksft_print_msg("%s: soft-dirty %#llx before fork, want %#llx\n", name,
+		       (unsigned long long)bits, EVEN_PAGES);
+	ksft_test_result_fail("%s\n", name);
+	return false;
 }
 
 /* 1: the child's copies are old, the parent's ptes stay young. */
@@ -231,8 +244,7 @@ static void soft_dirty_present(void)
 	const char *name = "soft-dirty: present ptes keep their bit in the child and the parent";
 	char *p = map_written();
 
-	if (!soft_dirty_even(p)) {
-		skip_named(name, "no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY): UML has none");
+	if (!soft_dirty_even(name, p)) {
 		munmap(p, PAGES * page_size());
 		return;
 	}
@@ -249,8 +261,7 @@ static void soft_dirty_swap(void)
 	uint64_t swapped;
 	bool ok;
 
-	if (!soft_dirty_even(p)) {
-		skip_named(name, "no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY): UML has none");
+	if (!soft_dirty_even(name, p)) {
 		munmap(p, PAGES * page_size());
 		return;
 	}
@@ -306,9 +317,9 @@ static bool page_in_thp(const char *p)
 
 /*
  * 5: soft-dirty over the ptes of one large folio. A PMD-aligned THP
- * (MADV_HUGEPAGE), its pmd split to ptes by zapping its last page: fork
- * copies the ptes of the folio in batches (folio_pte_batch(), 6.9),
- * one set_ptes() of the batch's first pte for all. With soft-dirty
+ * (MADV_HUGEPAGE), its pmd split to ptes by mprotect() of its last
+ * page: fork copies the ptes of the folio in batches (folio_pte_batch(),
+ * 6.9), one set_ptes() of the batch's first pte for all. With soft-dirty
  * tracked (clear_refs 4 took VM_SOFTDIRTY off the vma) a batch must end
  * where the bit changes (no FPB_IGNORE_SOFT_DIRTY); every other page
  * rewritten, each child pte must have its own page's bit.
@@ -340,21 +351,30 @@ static void soft_dirty_batch(void)
 		munmap(area, 2 * huge);
 		return;
 	}
-	/* khugepaged must not collapse it again before fork. */
-	if (madvise(p + huge - ps, ps, MADV_DONTNEED) ||
-	    madvise(p, huge, MADV_NOHUGEPAGE))
-		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
+	/*
+	 * khugepaged first: MADV_HUGEPAGE woke it for this mm, and once the
+	 * pmd is split it may collapse the range into a new THP mapped by a
+	 * pmd (soft-dirty as a whole, one pmd to fork). Then split the pmd,
+	 * not the folio: mprotect() of the last page maps the THP by ptes,
+	 * every page still mapped. Zapping one instead (MADV_DONTNEED) would
+	 * queue the folio as partially mapped, for the deferred split
+	 * shrinker that any reclaim runs to split.
+	 */
+	if (madvise(p, huge, MADV_NOHUGEPAGE) ||
+	    mprotect(p + huge - ps, ps, PROT_READ))
+		ksft_exit_fail_msg("madvise/mprotect: %s\n", strerror(errno));
 	for (i = 0; i < PAGES; i++)
 		p[i * ps] = i + 1;
-	if (!soft_dirty_even(p)) {
-		skip_named(name, "no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY): UML has none");
+	if (!soft_dirty_even(name, p)) {
 		munmap(area, 2 * huge);
 		return;
 	}
 	/*
-	 * Still one folio: its consecutive pages, each a THP's (a folio the
-	 * deferred split shrinker split would keep the pfns).
+	 * Still one folio mapped by ptes: no pmd, its consecutive pages,
+	 * each a THP's (a folio split would keep the pfns).
 	 */
+	if (smaps_kb(p, "AnonHugePages") > 0)
+		ksft_exit_fail_msg("%s: the THP is mapped by a pmd again\n", name);
 	for (i = 0; i < PAGES; i++)
 		if (page_pfn(p + i * ps) != page_pfn(p) + i || !page_in_thp(p + i * ps))
 			ksft_exit_fail_msg("%s: page %d is not the THP's\n", name, i);
