@@ -125,12 +125,15 @@ static struct mm_struct *thp_parent(struct kunit *test,
 		kunit_skip(test, "no THP at the fault (sysfs settings, or no order-%d page)",
 			   HPAGE_PMD_ORDER);
 	if (row->access == THP_SPLIT) {
+		/*
+		 * No THP for the vma before the split: khugepaged, woken by
+		 * MADV_HUGEPAGE, would collapse the ptes into a new THP.
+		 */
 		forklab_use_mm(mm);
-		KUNIT_ASSERT_EQ(test, 0, do_madvise(mm, FORK_ADDR + HPAGE_PMD_SIZE - PAGE_SIZE,
-						    PAGE_SIZE, MADV_DONTNEED));
-		/* khugepaged must not collapse it again before fork */
 		KUNIT_ASSERT_EQ(test, 0, do_madvise(mm, FORK_ADDR, HPAGE_PMD_SIZE,
 						    MADV_NOHUGEPAGE));
+		KUNIT_ASSERT_EQ(test, 0, do_madvise(mm, FORK_ADDR + HPAGE_PMD_SIZE - PAGE_SIZE,
+						    PAGE_SIZE, MADV_DONTNEED));
 		forklab_use_mm(NULL);
 		if (row->mixed) {
 			change_pte(test, mm, FORK_ADDR, pte_wrprotect);

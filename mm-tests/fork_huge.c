@@ -277,7 +277,13 @@ static void run_row(const struct huge_case *row)
 		return;
 	}
 	if (row->kind == THP_PTE_MAPPED) {
-		/* Split each pmd, not the folio: a page read-only and back. */
+		/*
+		 * Split each pmd, not the folio: a page read-only and back.
+		 * khugepaged, woken by MADV_HUGEPAGE, must not collapse the
+		 * ptes into a new THP before fork: no THP for the vma first.
+		 */
+		if (madvise(p, MAP_SIZE, MADV_NOHUGEPAGE))
+			ksft_exit_fail_msg("MADV_NOHUGEPAGE: %s\n", strerror(errno));
 		for (off = PMD_SIZE / 2; off < MAP_SIZE; off += PMD_SIZE)
 			if (mprotect(p + off, page_size(), PROT_READ) ||
 			    mprotect(p + off, page_size(), PROT_READ | PROT_WRITE))
