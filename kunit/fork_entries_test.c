@@ -36,6 +36,7 @@ struct entry_case {
 	pte_marker marker;	/* MARKER: the parent's */
 	pte_marker child_marker;	/* MARKER: the child's (0: pte_none) */
 	bool bits;		/* migration entry with soft-dirty and uffd-wp */
+	bool young_dirty;	/* migration entry with SWP_MIG_YOUNG/DIRTY */
 };
 
 #define ENTRY_MIGRATION_PAGE	1
@@ -75,7 +76,23 @@ static const struct entry_case entry_cases[] = {
 	 */
 	{ .desc = "writable migration entry, soft-dirty and uffd-wp",
 	  .kind = MIGRATION_WRITABLE, .bits = true },
+	/* The same for the two other entries: rewritten, and kept as is. */
+	{ .desc = "readable-exclusive migration entry, soft-dirty and uffd-wp",
+	  .kind = MIGRATION_READABLE_EXCLUSIVE, .bits = true },
+	{ .desc = "readable migration entry, soft-dirty and uffd-wp",
+	  .kind = MIGRATION_READABLE, .bits = true },
 #endif
+	/*
+	 * The accessed and dirty bits a migration entry carries in its
+	 * offset where the swap offset has room ("mm: remember young/dirty
+	 * bit for page migrations", 6.1): the rewrite must keep the offset
+	 * whole. One rebuilt from the pfn alone (swp_offset_pfn()) would
+	 * have remove_migration_pte() map the new page old and clean in
+	 * both mms: a page reclaim takes for unused, a dirty pte lost,
+	 * right after migration.
+	 */
+	{ .desc = "writable migration entry, young and dirty",
+	  .kind = MIGRATION_WRITABLE, .young_dirty = true },
 	/*
 	 * A poison marker (a swap-in error, 15520a3f0469; UFFDIO_POISON):
 	 * if fork dropped it, the child would read zeros where the parent
@@ -207,6 +224,23 @@ static void expect_entry_bits(struct kunit *test, struct mm_struct *mm,
 				       "%s: uffd-wp kept in a vma not registered for it", who);
 }
 
+/*
+ * The young and dirty bits of the migration entry at @addr: both on the
+ * parent's; dirty on the child's. (6.12 copies the child's young bit as
+ * it is, where a present pte's copy is made old; a kernel that aged it
+ * would be as right, so the child's young bit is not checked.)
+ */
+static void expect_entry_young_dirty(struct kunit *test, struct mm_struct *mm,
+				     unsigned long addr, bool child, const char *who)
+{
+	swp_entry_t entry = entry_at(test, mm, addr);
+
+	KUNIT_EXPECT_TRUE_MSG(test, is_migration_entry_dirty(entry), "%s: dirty lost", who);
+	if (!child)
+		KUNIT_EXPECT_TRUE_MSG(test, is_migration_entry_young(entry),
+				      "%s: young lost", who);
+}
+
 /* The row's parent: every page written, or (file_page) page 0 only. */
 static struct mm_struct *entry_parent(struct kunit *test,
 				      const struct entry_case *row, u8 *buf)
@@ -246,6 +280,8 @@ static void fork_entry_test(struct kunit *test)
 
 	if (!FORKLAB_HAS_POISON_MARKER && (row->marker & PTE_MARKER_POISONED))
 		kunit_skip(test, "no poison marker on 6.1 (15520a3f0469 came in 6.2)");
+	if (row->young_dirty && !migration_entry_supports_ad())
+		kunit_skip(test, "this boot's swap offset has no room for migration A/D bits");
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	parent = entry_parent(test, row, buf);
 	lru_add_drain();
@@ -271,6 +307,8 @@ static void fork_entry_test(struct kunit *test)
 		planted->mm = parent;
 		planted->addr = mig;
 		entry = make_migration_entry(row->kind, pfn);
+		if (row->young_dirty)
+			entry = make_migration_entry_dirty(make_migration_entry_young(entry));
 		planted->orig = exchange_pte(test, parent, mig,
 					     migration_pte(entry, row->bits));
 		KUNIT_ASSERT_EQ(test, 0,
@@ -296,6 +334,11 @@ static void fork_entry_test(struct kunit *test)
 		else
 			KUNIT_EXPECT_EQ_MSG(test, entry.val, 0UL,
 					    "the child's pte: want none");
+		/* copy_pte_marker() reads the parent's; it must not change it */
+		entry = entry_at(test, parent, mark);
+		KUNIT_EXPECT_TRUE_MSG(test, is_pte_marker_entry(entry) &&
+				      pte_marker_get(entry) == row->marker,
+				      "the parent's marker changed at fork");
 		return;
 	}
 	expect_migration_entry(test, child, mig, pfn, "child");
@@ -303,6 +346,10 @@ static void fork_entry_test(struct kunit *test)
 	if (row->bits) {
 		expect_entry_bits(test, child, mig, true, "child");
 		expect_entry_bits(test, parent, mig, false, "parent");
+	}
+	if (row->young_dirty) {
+		expect_entry_young_dirty(test, child, mig, true, "child");
+		expect_entry_young_dirty(test, parent, mig, false, "parent");
 	}
 	/* gone while the folio is still locked; it took no reference */
 	kunit_release_action(test, forklab_mmput_action, child);
