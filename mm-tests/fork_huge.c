@@ -203,6 +203,26 @@ static uint8_t *map_row(const struct huge_case *row, const char **why)
 	return p;
 }
 
+/*
+ * Map the THPs of a row's MAP_SIZE at @p by ptes: split each pmd, not
+ * the folio, by a page read-only and back. khugepaged, woken by
+ * MADV_HUGEPAGE, must not collapse the ptes into a new THP before fork:
+ * no THP for the vma first.
+ */
+static void map_thps_by_ptes(uint8_t *p, const char *desc)
+{
+	size_t off;
+
+	if (madvise(p, MAP_SIZE, MADV_NOHUGEPAGE))
+		ksft_exit_fail_msg("MADV_NOHUGEPAGE: %s\n", strerror(errno));
+	for (off = PMD_SIZE / 2; off < MAP_SIZE; off += PMD_SIZE)
+		if (mprotect(p + off, page_size(), PROT_READ) ||
+		    mprotect(p + off, page_size(), PROT_READ | PROT_WRITE))
+			ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
+	if (!check_huge_anon(p, 0, PMD_SIZE))
+		ksft_exit_fail_msg("%s: the pmds did not split\n", desc);
+}
+
 static long first_other_page(const uint8_t *p, uint8_t value)
 {
 	size_t i;
@@ -276,21 +296,8 @@ static void run_row(const struct huge_case *row)
 		munmap(p, MAP_SIZE);
 		return;
 	}
-	if (row->kind == THP_PTE_MAPPED) {
-		/*
-		 * Split each pmd, not the folio: a page read-only and back.
-		 * khugepaged, woken by MADV_HUGEPAGE, must not collapse the
-		 * ptes into a new THP before fork: no THP for the vma first.
-		 */
-		if (madvise(p, MAP_SIZE, MADV_NOHUGEPAGE))
-			ksft_exit_fail_msg("MADV_NOHUGEPAGE: %s\n", strerror(errno));
-		for (off = PMD_SIZE / 2; off < MAP_SIZE; off += PMD_SIZE)
-			if (mprotect(p + off, page_size(), PROT_READ) ||
-			    mprotect(p + off, page_size(), PROT_READ | PROT_WRITE))
-				ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
-		if (!check_huge_anon(p, 0, PMD_SIZE))
-			ksft_exit_fail_msg("%s: the pmds did not split\n", row->desc);
-	}
+	if (row->kind == THP_PTE_MAPPED)
+		map_thps_by_ptes(p, row->desc);
 	if (row->pin) {
 		ring = io_uring_pin(p, MAP_SIZE);
 		if (ring < 0)
@@ -553,6 +560,7 @@ static void pinned_hugetlb_read_only(void)
 struct hugetlb_wp_case {
 	const char *desc;
 	bool thp;		/* a THP (one pmd), not a hugetlb page */
+	bool thp_ptes;		/* THPs mapped by ptes, every other page protected */
 	bool event_fork;
 	bool pin;		/* early COW: the child gets a new page */
 	bool unprotected;	/* registered for uffd-wp, not protected */
@@ -606,6 +614,21 @@ static const struct hugetlb_wp_case hugetlb_wp_cases[] = {
 	  .thp = true, .event_fork = true },
 	{ .desc = "hugetlb registered, not protected, pinned, child with EVENT_FORK: no uffd-wp",
 	  .event_fork = true, .pin = true, .unprotected = true },
+	/*
+	 * A THP mapped by ptes, every other page protected: fork copies the
+	 * folio's ptes in batches (folio_pte_batch()), one set_ptes() of the
+	 * first pte for all, and a batch must end where uffd-wp changes
+	 * (the batch never ignores it). One that ran across would give the
+	 * first page's bit to every child pte: with EVENT_FORK the pages
+	 * the parent left writable would fault on the child's monitor, or
+	 * the protected ones not. Without EVENT_FORK none may keep it. The
+	 * parent's bits stay as they were (__copy_present_ptes() only
+	 * write-protects them, for batches and single ptes alike).
+	 */
+	{ .desc = "THP mapped by ptes, every other page uffd-wp, child without EVENT_FORK: no uffd-wp",
+	  .thp_ptes = true },
+	{ .desc = "THP mapped by ptes, every other page uffd-wp, child with EVENT_FORK: the same pages keep it",
+	  .thp_ptes = true, .event_fork = true },
 };
 
 /* What the child of a uffd-wp row saw, as its exit status. */
@@ -651,20 +674,56 @@ static void *monitor_fork(void *arg)
 	return NULL;
 }
 
-static bool has_uffd_wp(const void *p)
+/* The pages whose uffd-wp bits the rows read: the first WP_PAGES. */
+#define WP_PAGES	16
+#define WP_ALL		((1U << WP_PAGES) - 1)
+#define WP_EVEN		(0x55555555U & WP_ALL)
+
+/* The uffd-wp bits (PM_UFFD_WP) of the first WP_PAGES pages at @p. */
+static unsigned int uffd_wp_bits(const uint8_t *p)
 {
-	return pagemap_count(p, page_size(), PM_UFFD_WP) == 1;
+	unsigned int bits = 0;
+	int i;
+
+	for (i = 0; i < WP_PAGES; i++)
+		if (pagemap_count(p + i * page_size(), page_size(), PM_UFFD_WP))
+			bits |= 1U << i;
+	return bits;
+}
+
+/* Write-protect the row's pages: all, or every other one. */
+static int protect_row(int uffd, const struct hugetlb_wp_case *row,
+		       uint8_t *p, size_t len)
+{
+	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	int i;
+
+	if (!row->thp_ptes) {
+		wp.range.start = (uintptr_t)p;
+		wp.range.len = len;
+		return ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
+	}
+	for (i = 0; i < WP_PAGES; i += 2) {
+		wp.range.start = (uintptr_t)p + i * page_size();
+		wp.range.len = page_size();
+		if (ioctl(uffd, UFFDIO_WRITEPROTECT, &wp))
+			return -1;
+	}
+	return 0;
 }
 
 static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 {
 	struct fork_event ev = { .child_uffd = -1 };
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
-	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
 	static const struct huge_case thp_row = { .kind = THP };
-	uint64_t features = row->thp ? 0 : UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
+	bool thp = row->thp || row->thp_ptes;
+	uint64_t features = thp ? 0 : UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
 	bool want_bit = row->event_fork && !row->unprotected;
-	size_t len = row->thp ? MAP_SIZE : PMD_SIZE;
+	/* the parent's bits, before fork and after; the child's */
+	unsigned int parent_bits = row->unprotected ? 0 : row->thp_ptes ? WP_EVEN : WP_ALL;
+	unsigned int child_bits = row->event_fork ? parent_bits : 0;
+	size_t len = thp ? MAP_SIZE : PMD_SIZE;
 	int ring = -1, child, done[2];
 	const char *why;
 	unsigned long pfn;
@@ -680,7 +739,7 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 				      strerror(errno));
 		return;
 	}
-	if (row->thp)
+	if (thp)
 		p = map_row(&thp_row, &why);
 	else
 		p = mmap(NULL, PMD_SIZE, PROT_READ | PROT_WRITE,
@@ -691,26 +750,28 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 		return;
 	}
 	memset(p, PATTERN, len);
-	if (row->thp && !is_huge(&thp_row, p)) {
+	if (thp && !is_huge(&thp_row, p)) {
 		ksft_test_result_skip("%s: %s\n", row->desc, why);
 		munmap(p, len);
 		close(ev.uffd);
 		return;
 	}
+	if (row->thp_ptes)
+		map_thps_by_ptes(p, row->desc);
 	if (row->pin) {
 		ring = io_uring_pin(p, len);
 		if (ring < 0)
 			ksft_exit_fail_msg("io_uring pin: %s\n", strerror(errno));
 	}
-	reg.range.start = wp.range.start = (uintptr_t)p;
-	reg.range.len = wp.range.len = len;
+	reg.range.start = (uintptr_t)p;
+	reg.range.len = len;
 	if (ioctl(ev.uffd, UFFDIO_REGISTER, &reg) ||
-	    (!row->unprotected && ioctl(ev.uffd, UFFDIO_WRITEPROTECT, &wp)))
+	    (!row->unprotected && protect_row(ev.uffd, row, p, len)))
 		ksft_exit_fail_msg("%s: uffd-wp the page: %s\n", row->desc,
 				   strerror(errno));
-	if (has_uffd_wp(p) == row->unprotected)
-		ksft_exit_fail_msg("%s: the parent's pagemap shows %s uffd-wp\n",
-				   row->desc, row->unprotected ? "a" : "no");
+	if (uffd_wp_bits(p) != parent_bits)
+		ksft_exit_fail_msg("%s: the parent's pagemap shows uffd-wp %#x, want %#x\n",
+				   row->desc, uffd_wp_bits(p), parent_bits);
 	pfn = page_pfn(p);
 	if (pipe(done))
 		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
@@ -723,7 +784,7 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 		volatile uint8_t *v = p;
 
 		/* Before anything else touches the page. */
-		if (has_uffd_wp(p) != want_bit)
+		if (uffd_wp_bits(p) != child_bits)
 			_exit(WP_CHILD_BIT);
 		if ((page_pfn(p) != pfn) != row->pin || p[0] != PATTERN)
 			_exit(WP_CHILD_PAGE);
@@ -737,8 +798,8 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 		pthread_join(thread, NULL);
 	close(done[0]);
 	if (child == WP_CHILD_BIT)
-		ksft_print_msg("%s: the child's pte %s uffd-wp\n", row->desc,
-			       want_bit ? "lost" : "has");
+		ksft_print_msg("%s: the child's ptes' uffd-wp are not %#x\n", row->desc,
+			       child_bits);
 	else if (child == WP_CHILD_PAGE)
 		ksft_print_msg("%s: the child did not map the page it should (%s)\n",
 			       row->desc, row->pin ? "shared the pinned page" : "a copy");
@@ -749,9 +810,10 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 	if (ev.wp_faults != want_bit)
 		ksft_print_msg("%s: the child's write raised %d uffd-wp faults, want %d\n",
 			       row->desc, ev.wp_faults, want_bit);
-	if (has_uffd_wp(p) == row->unprotected)
-		ksft_print_msg("%s: the parent's uffd-wp changed at fork\n", row->desc);
-	ksft_test_result(!child && has_uffd_wp(p) != row->unprotected &&
+	if (uffd_wp_bits(p) != parent_bits)
+		ksft_print_msg("%s: the parent's uffd-wp changed at fork: %#x, want %#x\n",
+			       row->desc, uffd_wp_bits(p), parent_bits);
+	ksft_test_result(!child && uffd_wp_bits(p) == parent_bits &&
 			 ev.wp_faults == want_bit &&
 			 (!row->event_fork || ev.child_uffd >= 0), "%s\n", row->desc);
 	if (ev.child_uffd >= 0)
