@@ -5,14 +5,16 @@
  * suite is one file for both trees. On 6.12 this header defines only
  * forklab_* and FORKLAB_* names: the calls that differ between the trees
  * (forklab_mm_counter(), forklab_entry_page(), forklab_mm_counter_sum(),
- * forklab_pin_user_page_remote(), the fault-around accessors) and what
- * a row asks of the tree (FORKLAB_LINUX_6_1, FORKLAB_HAS_POISON_MARKER).
+ * forklab_pin_user_page_remote(), the fault-around and huge pte
+ * accessors) and what a row asks of the tree (FORKLAB_LINUX_6_1,
+ * FORKLAB_HAS_POISON_MARKER).
  */
 #ifndef FORKLAB_COMPAT_H
 #define FORKLAB_COMPAT_H
 
 #include <kunit/test.h>
 #include <kunit/resource.h>
+#include <linux/hugetlb.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -142,6 +144,22 @@ static inline unsigned long forklab_mm_counter_sum(struct mm_struct *mm,
 #define forklab_pin_user_page_remote(mm, addr, flags, page)		\
 	pin_user_pages_remote(mm, addr, 1, flags, page, NULL, NULL)
 
+#ifdef CONFIG_HUGETLB_PAGE
+/* 6.1's huge pte accessors take neither the mm and address nor the size */
+static inline pte_t forklab_huge_ptep_get(struct mm_struct *mm,
+					  unsigned long addr, pte_t *ptep)
+{
+	return huge_ptep_get(ptep);
+}
+
+static inline void forklab_set_huge_pte_at(struct mm_struct *mm,
+					   unsigned long addr, pte_t *ptep,
+					   pte_t pte, unsigned long sz)
+{
+	set_huge_pte_at(mm, addr, ptep, pte);
+}
+#endif
+
 static inline void vm_flags_init(struct vm_area_struct *vma,
 				 unsigned long flags)
 {
@@ -173,6 +191,9 @@ static inline void forklab_set_fault_around(unsigned long pages)
 #define forklab_mm_counter_sum(mm, member)	get_mm_counter_sum(mm, member)
 #define forklab_pin_user_page_remote(mm, addr, flags, page)		\
 	pin_user_pages_remote(mm, addr, 1, flags, page, NULL)
+#define forklab_huge_ptep_get(mm, addr, ptep)	huge_ptep_get(mm, addr, ptep)
+#define forklab_set_huge_pte_at(mm, addr, ptep, pte, sz)		\
+	set_huge_pte_at(mm, addr, ptep, pte, sz)
 #define FORKLAB_HAS_POISON_MARKER	1
 
 static inline unsigned long forklab_fault_around(void)
