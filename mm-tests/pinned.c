@@ -13,7 +13,12 @@
  * an unpinned page is the same page in both processes (the control, so
  * that the test can tell), a pinned page is a different one in the child,
  * and after the parent writes, its page is still the pinned one.
+ *
+ * The child's early-COW copy takes the child's vma protection: a pinned
+ * page of a vma made PROT_READ after pinning is copied read-only, and the
+ * child's write to it raises SIGSEGV.
  */
+#include <signal.h>
 #include <sys/mman.h>
 
 #include "forklab.h"
@@ -54,6 +59,69 @@ static struct child_view fork_and_look(uint8_t *buf, uint8_t seed)
 	return view;
 }
 
+/*
+ * The early-COW copy of a pinned page is mapped as the child's vma allows:
+ * copy_present_page() gives it maybe_mkwrite(pte_mkdirty(pte)), writable
+ * only with VM_WRITE. Pinned (FOLL_WRITE), then mprotect(PROT_READ), the
+ * child's copy must be read-only: its write raises SIGSEGV. A fork that
+ * mapped the copy writable whatever the vma allowed, as hugetlb's did
+ * (4eae4efa2c29, fixed by d8fd84dd4ce7), lets the child's write through
+ * into a PROT_READ mapping. The child's pfn must differ from the
+ * parent's: a child that shared the parent's page got no copy, its
+ * SIGSEGV would be the vma's alone, and the row would prove nothing.
+ */
+static void pinned_read_only(void)
+{
+	const char *desc = "pinned, PROT_READ: the child's copy is read-only";
+	unsigned long pfn, child_pfn = 0;
+	size_t ps = page_size();
+	volatile uint8_t *v;
+	int ring, status, fds[2];
+	uint8_t *p;
+	pid_t pid;
+
+	p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	memset(p, 0x5a, ps);
+	ring = io_uring_pin(p, ps);
+	if (ring < 0)
+		ksft_exit_fail_msg("%s: io_uring: %s\n", desc, strerror(errno));
+	/* After the pin: FOLL_LONGTERM may migrate it out of ZONE_MOVABLE */
+	pfn = page_pfn(p);
+	if (mprotect(p, ps, PROT_READ))
+		ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
+	if (pipe(fds))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	pid = fork_or_fail();
+	if (pid == 0) {
+		child_pfn = page_pfn(p);
+		if (write(fds[1], &child_pfn, sizeof(child_pfn)) !=
+		    sizeof(child_pfn) || p[0] != 0x5a)
+			_exit(2);
+		v = p;
+		v[0] = 0xc3;
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], &child_pfn, sizeof(child_pfn)) != sizeof(child_pfn))
+		child_pfn = 0;
+	close(fds[0]);
+	status = wait_child(pid);
+	if (!child_pfn || child_pfn == pfn)
+		ksft_print_msg("%s: no early-COW copy: pfn %#lx, parent's %#lx\n",
+			       desc, child_pfn, pfn);
+	if (status != 128 + SIGSEGV)
+		ksft_print_msg("%s: the child's write %s (status %d)\n", desc,
+			       status == 0 ? "succeeded" : "ended otherwise",
+			       status);
+	ksft_test_result(child_pfn && child_pfn != pfn &&
+			 status == 128 + SIGSEGV, "%s\n", desc);
+	close(ring);
+	munmap(p, ps);
+}
+
 int main(void)
 {
 	size_t ps = page_size(), i, shared = 0, copied = 0, kept = 0;
@@ -63,7 +131,7 @@ int main(void)
 	int ring;
 
 	ksft_print_header();
-	ksft_set_plan(4);
+	ksft_set_plan(5);
 
 	buf = mmap(NULL, PAGES * ps, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -104,5 +172,6 @@ int main(void)
 
 	syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0);
 	close(ring);
+	pinned_read_only();
 	ksft_finished();
 }
