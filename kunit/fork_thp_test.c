@@ -26,7 +26,7 @@
 
 #include "forklab_mm.h"
 
-enum thp_access { THP_WRITTEN, THP_READ, THP_PINNED, THP_SPLIT };
+enum thp_access { THP_WRITTEN, THP_READ, THP_PINNED, THP_SPLIT, THP_MIGRATING };
 
 struct thp_case {
 	const char *desc;
@@ -72,6 +72,22 @@ static const struct thp_case thp_cases[] = {
 	 */
 	{ .desc = "THP mapped by ptes, the first read-only, one clean: batch-copied",
 	  .access = THP_SPLIT, .mixed = true },
+#if defined(CONFIG_ARCH_ENABLE_THP_MIGRATION) && defined(CONFIG_MEM_SOFT_DIRTY) && \
+	defined(CONFIG_HAVE_ARCH_USERFAULTFD_WP)
+	/*
+	 * A THP under migration: its pmd a writable migration entry
+	 * (set_pmd_migration_entry(), the folio locked), with soft-dirty,
+	 * uffd-wp, young and dirty. As for a pte (forklab_fork_entries),
+	 * the entry must come out readable in both mms, or the migrated THP
+	 * is mapped writable in both; the parent's keeps soft-dirty (a
+	 * checkpoint would take the page for unwritten) and dirty, the
+	 * child's too, but not uffd-wp, its vma not registered. The child
+	 * counts the THP in its rss and holds a deposited page table, as
+	 * for a present pmd.
+	 */
+	{ .desc = "THP under migration: the pmd entry readable in both, soft-dirty kept",
+	  .access = THP_MIGRATING },
+#endif
 };
 
 KUNIT_ARRAY_PARAM_DESC(thp_cases, thp_cases, desc);
@@ -148,6 +164,84 @@ static struct mm_struct *thp_parent(struct kunit *test,
 		KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, unpin_action, page));
 	}
 	return mm;
+}
+
+/* A THP_MIGRATING row's entry, to take out once the child is gone. */
+struct planted_pmd {
+	struct mm_struct *mm;
+	pmd_t orig;
+	struct folio *folio;
+};
+
+/* Put @entry in the pmd at FORK_ADDR of @mm; the old one in @old. */
+static bool swap_pmd(struct mm_struct *mm, pmd_t entry, pmd_t *old)
+{
+	spinlock_t *ptl;	/* the pmd's, as fork takes it */
+	pmd_t *pmd;
+
+	mmap_read_lock(mm);
+	pmd = forklab_find_pmd(mm, FORK_ADDR);
+	if (pmd) {
+		ptl = pmd_lock(mm, pmd);
+		*old = pmdp_get(pmd);
+		set_pmd_at(mm, FORK_ADDR, pmd, entry);
+		spin_unlock(ptl);
+	}
+	mmap_read_unlock(mm);
+	return pmd;
+}
+
+static void unplant_pmd(void *data)
+{
+	struct planted_pmd *planted = data;
+	pmd_t old;
+
+	swap_pmd(planted->mm, planted->orig, &old);
+	folio_unlock(planted->folio);
+}
+
+/* Replace the parent's THP pmd by a writable migration entry, all bits. */
+static struct planted_pmd *plant_pmd_migration(struct kunit *test, struct mm_struct *mm,
+					       struct folio *folio)
+{
+	struct planted_pmd *planted = kunit_kzalloc(test, sizeof(*planted), GFP_KERNEL);
+	swp_entry_t entry = make_writable_migration_entry(folio_pfn(folio));
+	pmd_t pmd;
+
+	KUNIT_ASSERT_NOT_NULL(test, planted);
+	KUNIT_ASSERT_TRUE(test, folio_trylock(folio));
+	planted->folio = folio;
+	planted->mm = mm;
+	entry = make_migration_entry_dirty(make_migration_entry_young(entry));
+	pmd = pmd_swp_mkuffd_wp(pmd_swp_mksoft_dirty(swp_entry_to_pmd(entry)));
+	if (!swap_pmd(mm, pmd, &planted->orig)) {
+		folio_unlock(folio);
+		KUNIT_FAIL_AND_ABORT(test, "no pmd at %#lx", FORK_ADDR);
+	}
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, unplant_pmd, planted));
+	return planted;
+}
+
+static void expect_pmd_migration(struct kunit *test, struct mm_struct *mm,
+				 unsigned long pfn, bool child, const char *who)
+{
+	pmd_t pmd = read_pmd(mm, FORK_ADDR);
+	swp_entry_t entry;
+
+	KUNIT_ASSERT_TRUE_MSG(test, is_pmd_migration_entry(pmd), "%s: no pmd migration entry",
+			      who);
+	entry = pmd_to_swp_entry(pmd);
+	KUNIT_EXPECT_EQ_MSG(test, swp_offset_pfn(entry), pfn, "%s: pfn", who);
+	KUNIT_EXPECT_TRUE_MSG(test, is_readable_migration_entry(entry),
+			      "%s: the entry of a COW-shared THP is %s", who,
+			      is_writable_migration_entry(entry) ? "writable" : "exclusive");
+	KUNIT_EXPECT_TRUE_MSG(test, pmd_swp_soft_dirty(pmd), "%s: soft-dirty lost", who);
+	if (migration_entry_supports_ad())
+		KUNIT_EXPECT_TRUE_MSG(test, is_migration_entry_dirty(entry), "%s: dirty lost",
+				      who);
+	if (child)
+		KUNIT_EXPECT_FALSE_MSG(test, pmd_swp_uffd_wp(pmd),
+				       "%s: uffd-wp kept in a vma not registered for it", who);
 }
 
 static void expect_pmd_copied(struct kunit *test, pmd_t before, pmd_t parent,
@@ -257,6 +351,7 @@ static void fork_thp_test(struct kunit *test)
 	struct mm_struct *parent, *child;
 	struct thp_ptes ptes_before = {};
 	pmd_t before = __pmd(0);
+	struct planted_pmd *planted = NULL;
 	struct folio *folio;
 	unsigned int refs;
 	struct page *head;
@@ -280,9 +375,19 @@ static void fork_thp_test(struct kunit *test)
 	folio = page_folio(head);
 	lru_add_drain();
 	refs = folio_ref_count(folio);
+	if (row->access == THP_MIGRATING)
+		planted = plant_pmd_migration(test, parent, folio);
 
+	/* its action runs before unplant_pmd's: the folio is locked */
 	child = forklab_fork_mm(test, parent);
-	if (row->access == THP_PINNED || row->access == THP_SPLIT) {
+	if (row->access == THP_MIGRATING) {
+		expect_pmd_migration(test, child, folio_pfn(folio), true, "child");
+		expect_pmd_migration(test, parent, folio_pfn(folio), false, "parent");
+		KUNIT_EXPECT_EQ_MSG(test, mm_pgtables_bytes(child), mm_pgtables_bytes(parent),
+				    "the child's pgtables_bytes (VmPTE), with the deposited table");
+		KUNIT_EXPECT_EQ(test, get_mm_counter(child, MM_ANONPAGES),
+				(unsigned long)HPAGE_PMD_NR);
+	} else if (row->access == THP_PINNED || row->access == THP_SPLIT) {
 		forklab_expect_rss_counters(test, child);
 		if (row->access == THP_PINNED)
 			expect_split_and_copied(test, parent, child, head);
@@ -319,6 +424,8 @@ static void fork_thp_test(struct kunit *test)
 				    "the THP's references once the child is gone");
 		child = NULL;
 	}
+	if (planted)
+		kunit_release_action(test, unplant_pmd, planted);
 	forklab_expect_torn_down(test, parent, child, pagetables);
 }
 
