@@ -37,6 +37,7 @@ struct entry_case {
 	pte_marker child_marker;	/* MARKER: the child's (0: pte_none) */
 	bool bits;		/* migration entry with soft-dirty and uffd-wp */
 	bool young_dirty;	/* migration entry with SWP_MIG_YOUNG/DIRTY */
+	bool uffd_wp_vma;	/* both vmas VM_UFFD_WP (forklab_register_uffd_wp()) */
 };
 
 #define ENTRY_MIGRATION_PAGE	1
@@ -81,6 +82,15 @@ static const struct entry_case entry_cases[] = {
 	  .kind = MIGRATION_READABLE_EXCLUSIVE, .bits = true },
 	{ .desc = "readable migration entry, soft-dirty and uffd-wp",
 	  .kind = MIGRATION_READABLE, .bits = true },
+	/*
+	 * Both vmas registered for uffd-wp: the parent's rewritten entry and
+	 * the child's must keep the bit, or once migrated the page is mapped
+	 * writable in a protected range, and a snapshot (a uffd-wp
+	 * monitor) misses the writes (remove_migration_pte() restores
+	 * uffd-wp from the entry alone).
+	 */
+	{ .desc = "writable migration entry, soft-dirty and uffd-wp, both VM_UFFD_WP",
+	  .kind = MIGRATION_WRITABLE, .bits = true, .uffd_wp_vma = true },
 #endif
 	/*
 	 * The accessed and dirty bits a migration entry carries in its
@@ -205,13 +215,14 @@ static pte_t migration_pte(swp_entry_t entry, bool bits)
 
 /*
  * The bits of the migration entry at @addr of @mm: soft-dirty on both
- * sides; none of uffd-wp in the child's, whose vma is not registered.
- * (The parent's keeps it, but its vma is not registered either: a
+ * sides; uffd-wp on both where the vmas are registered, none in the
+ * child's where they are not. (An unregistered parent's keeps it, but a
  * kernel that put it back only for a registered vma, as hugetlb does,
- * would be as right.)
+ * would be as right: not checked.)
  */
 static void expect_entry_bits(struct kunit *test, struct mm_struct *mm,
-			      unsigned long addr, bool child, const char *who)
+			      unsigned long addr, bool child, bool registered,
+			      const char *who)
 {
 	pte_t pte;
 
@@ -219,7 +230,10 @@ static void expect_entry_bits(struct kunit *test, struct mm_struct *mm,
 	KUNIT_ASSERT_TRUE(test, forklab_read_pte(mm, addr, &pte));
 	mmap_read_unlock(mm);
 	KUNIT_EXPECT_TRUE_MSG(test, pte_swp_soft_dirty(pte), "%s: soft-dirty lost", who);
-	if (child)
+	if (registered)
+		KUNIT_EXPECT_TRUE_MSG(test, pte_swp_uffd_wp(pte),
+				      "%s: uffd-wp lost in a vma registered for it", who);
+	else if (child)
 		KUNIT_EXPECT_FALSE_MSG(test, pte_swp_uffd_wp(pte),
 				       "%s: uffd-wp kept in a vma not registered for it", who);
 }
@@ -262,6 +276,8 @@ static struct mm_struct *entry_parent(struct kunit *test,
 		forklab_write_at(test, mm, FORK_ADDR, PAGE_SIZE, PARENT_PATTERN, buf);
 	}
 	forklab_use_mm(NULL);
+	if (row->uffd_wp_vma)
+		forklab_register_uffd_wp(test, mm, FORK_ADDR);
 	return mm;
 }
 
@@ -344,8 +360,8 @@ static void fork_entry_test(struct kunit *test)
 	expect_migration_entry(test, child, mig, pfn, "child");
 	expect_migration_entry(test, parent, mig, pfn, "parent");
 	if (row->bits) {
-		expect_entry_bits(test, child, mig, true, "child");
-		expect_entry_bits(test, parent, mig, false, "parent");
+		expect_entry_bits(test, child, mig, true, row->uffd_wp_vma, "child");
+		expect_entry_bits(test, parent, mig, false, row->uffd_wp_vma, "parent");
 	}
 	if (row->young_dirty) {
 		expect_entry_young_dirty(test, child, mig, true, "child");

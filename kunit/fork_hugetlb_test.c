@@ -28,13 +28,14 @@
 
 enum hugetlb_entry {
 	HUGETLB_PRESENT, HUGETLB_MIGRATION_WRITABLE, HUGETLB_MIGRATION_READABLE,
-	HUGETLB_MARKER,
+	HUGETLB_MIGRATION_READABLE_EXCLUSIVE, HUGETLB_MARKER,
 };
 
 struct hugetlb_case {
 	const char *desc;
 	enum hugetlb_entry entry;
 	bool uffd_wp;			/* the migration entry carries uffd-wp */
+	bool uffd_wp_vma;		/* both vmas VM_UFFD_WP */
 	pte_marker marker;		/* HUGETLB_MARKER: the parent's */
 	pte_marker child_marker;	/* HUGETLB_MARKER: the child's (0: none) */
 };
@@ -57,15 +58,31 @@ static const struct hugetlb_case hugetlb_cases[] = {
 	/*
 	 * A writable migration entry of a COW mapping becomes readable in
 	 * both mms, or remove_migration_ptes() would map the new page
-	 * writable in both. The child, its vma not registered for uffd-wp,
-	 * must not get the entry's uffd-wp bit: it would write-protect the
-	 * migrated page for a monitor the child has not.
+	 * writable in both, keeping the young and dirty bits of its offset
+	 * (where the swap offset has room). The child, its vma not
+	 * registered for uffd-wp, must not get the entry's uffd-wp bit: it
+	 * would write-protect the migrated page for a monitor the child has
+	 * not.
 	 */
 	{ .desc = "writable migration entry with uffd-wp: readable in both, none in the child",
 	  .entry = HUGETLB_MIGRATION_WRITABLE, .uffd_wp = true },
 	/* A readable entry is copied as it is, but for uffd-wp. */
 	{ .desc = "readable migration entry with uffd-wp: copied, none in the child",
 	  .entry = HUGETLB_MIGRATION_READABLE, .uffd_wp = true },
+	/*
+	 * A readable-exclusive entry (try_to_migrate() of an exclusive page
+	 * mapped read-only) is rewritten too: copied as it is, both mms
+	 * would map the migrated page exclusive, and neither write would
+	 * COW.
+	 */
+	{ .desc = "readable-exclusive migration entry: readable in both",
+	  .entry = HUGETLB_MIGRATION_READABLE_EXCLUSIVE },
+	/*
+	 * Both vmas registered for uffd-wp: both entries keep the bit, or
+	 * the migrated page is mapped writable in a protected range.
+	 */
+	{ .desc = "writable migration entry with uffd-wp, both VM_UFFD_WP: kept in both",
+	  .entry = HUGETLB_MIGRATION_WRITABLE, .uffd_wp = true, .uffd_wp_vma = true },
 #endif
 #ifdef CONFIG_PTE_MARKER_UFFD_WP
 	/*
@@ -185,7 +202,8 @@ static void expect_present_copied(struct kunit *test, pte_t before,
 }
 
 static void expect_migration_copied(struct kunit *test, struct mm_struct *mm,
-				    unsigned long pfn, bool child, const char *who)
+				    const struct hugetlb_case *row, unsigned long pfn,
+				    bool child, const char *who)
 {
 	pte_t pte = read_huge_pte(mm);
 	swp_entry_t entry;
@@ -196,13 +214,24 @@ static void expect_migration_copied(struct kunit *test, struct mm_struct *mm,
 	KUNIT_ASSERT_TRUE_MSG(test, is_migration_entry(entry), "%s: no migration entry", who);
 	KUNIT_EXPECT_EQ_MSG(test, swp_offset_pfn(entry), pfn, "%s: pfn", who);
 	KUNIT_EXPECT_TRUE_MSG(test, is_readable_migration_entry(entry),
-			      "%s: the entry of a COW-shared page is writable", who);
+			      "%s: the entry of a COW-shared page is %s", who,
+			      is_writable_migration_entry(entry) ? "writable" : "exclusive");
+	if (row->entry == HUGETLB_MIGRATION_WRITABLE) {
+		KUNIT_EXPECT_TRUE_MSG(test, is_migration_entry_dirty(entry), "%s: dirty lost",
+				      who);
+		if (!child)
+			KUNIT_EXPECT_TRUE_MSG(test, is_migration_entry_young(entry),
+					      "%s: young lost", who);
+	}
 	/*
-	 * The parent's bit is not checked: hugetlb puts it back only for a
-	 * vma registered for uffd-wp (this one is not), ptes always; both
+	 * An unregistered parent's bit is not checked: hugetlb puts it
+	 * back only for a vma registered for uffd-wp, ptes always; both
 	 * are right.
 	 */
-	if (child)
+	if (row->uffd_wp_vma)
+		KUNIT_EXPECT_TRUE_MSG(test, pte_swp_uffd_wp(pte),
+				      "%s: uffd-wp lost in a vma registered for it", who);
+	else if (child)
 		KUNIT_EXPECT_FALSE_MSG(test, pte_swp_uffd_wp(pte),
 				       "%s: uffd-wp kept in a vma not registered for it", who);
 }
@@ -282,14 +311,24 @@ static void fork_hugetlb_test(struct kunit *test)
 		break;
 	}
 
+	/* x86_64's swap offset has room for them (the qemu64 CPU, no L1TF) */
+	if (!migration_entry_supports_ad())
+		kunit_skip(test, "this boot's swap offset has no room for migration A/D bits");
+	if (row->uffd_wp_vma)
+		forklab_register_uffd_wp(test, parent, FORK_ADDR);
 	planted = kunit_kzalloc(test, sizeof(*planted), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, planted);
 	KUNIT_ASSERT_TRUE(test, folio_trylock(folio));
 	planted->folio = folio;
 	planted->mm = parent;
-	entry = row->entry == HUGETLB_MIGRATION_WRITABLE ?
-		make_writable_migration_entry(folio_pfn(folio)) :
-		make_readable_migration_entry(folio_pfn(folio));
+	if (row->entry == HUGETLB_MIGRATION_WRITABLE) {
+		entry = make_writable_migration_entry(folio_pfn(folio));
+		entry = make_migration_entry_dirty(make_migration_entry_young(entry));
+	} else if (row->entry == HUGETLB_MIGRATION_READABLE_EXCLUSIVE) {
+		entry = make_readable_exclusive_migration_entry(folio_pfn(folio));
+	} else {
+		entry = make_readable_migration_entry(folio_pfn(folio));
+	}
 	pte = swp_entry_to_pte(entry);
 	if (row->uffd_wp)
 		pte = pte_swp_mkuffd_wp(pte);
@@ -301,8 +340,8 @@ static void fork_hugetlb_test(struct kunit *test)
 
 	/* its action runs before unplant_entry's: the folio is locked */
 	child = forklab_fork_mm(test, parent);
-	expect_migration_copied(test, child, folio_pfn(folio), true, "child");
-	expect_migration_copied(test, parent, folio_pfn(folio), false, "parent");
+	expect_migration_copied(test, child, row, folio_pfn(folio), true, "child");
+	expect_migration_copied(test, parent, row, folio_pfn(folio), false, "parent");
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&child->hugetlb_usage), 0L,
 			    "the child's HugetlbPages: an entry is not a page");
 	/* gone while the folio is still locked; it took no reference */

@@ -32,6 +32,8 @@ struct thp_case {
 	const char *desc;
 	enum thp_access access;
 	bool mixed;	/* THP_SPLIT: the first pte read-only, the sixth clean */
+	bool exclusive;	/* THP_MIGRATING: readable-exclusive, not writable */
+	bool uffd_wp_vma;	/* THP_MIGRATING: both vmas VM_UFFD_WP */
 };
 
 static const struct thp_case thp_cases[] = {
@@ -87,6 +89,19 @@ static const struct thp_case thp_cases[] = {
 	 */
 	{ .desc = "THP under migration: the pmd entry readable in both, soft-dirty kept",
 	  .access = THP_MIGRATING },
+	/*
+	 * The same from a readable-exclusive entry (an exclusive THP
+	 * mapped read-only): copied as it is, both mms would map the
+	 * migrated THP exclusive, and neither write would COW.
+	 */
+	{ .desc = "THP under migration, readable-exclusive: readable in both",
+	  .access = THP_MIGRATING, .exclusive = true },
+	/*
+	 * Both vmas registered for uffd-wp: both entries keep uffd-wp, or
+	 * the migrated THP is mapped writable in a protected range.
+	 */
+	{ .desc = "THP under migration, both VM_UFFD_WP: uffd-wp kept in both",
+	  .access = THP_MIGRATING, .uffd_wp_vma = true },
 #endif
 };
 
@@ -200,14 +215,22 @@ static void unplant_pmd(void *data)
 	folio_unlock(planted->folio);
 }
 
-/* Replace the parent's THP pmd by a writable migration entry, all bits. */
+/*
+ * Replace the parent's THP pmd by a writable (or readable-exclusive)
+ * migration entry with every bit.
+ */
 static struct planted_pmd *plant_pmd_migration(struct kunit *test, struct mm_struct *mm,
-					       struct folio *folio)
+					       struct folio *folio, bool exclusive)
 {
 	struct planted_pmd *planted = kunit_kzalloc(test, sizeof(*planted), GFP_KERNEL);
-	swp_entry_t entry = make_writable_migration_entry(folio_pfn(folio));
+	swp_entry_t entry = exclusive ?
+		make_readable_exclusive_migration_entry(folio_pfn(folio)) :
+		make_writable_migration_entry(folio_pfn(folio));
 	pmd_t pmd;
 
+	/* x86_64's swap offset has room for them (the qemu64 CPU, no L1TF) */
+	if (!migration_entry_supports_ad())
+		kunit_skip(test, "this boot's swap offset has no room for migration A/D bits");
 	KUNIT_ASSERT_NOT_NULL(test, planted);
 	KUNIT_ASSERT_TRUE(test, folio_trylock(folio));
 	planted->folio = folio;
@@ -223,7 +246,8 @@ static struct planted_pmd *plant_pmd_migration(struct kunit *test, struct mm_str
 }
 
 static void expect_pmd_migration(struct kunit *test, struct mm_struct *mm,
-				 unsigned long pfn, bool child, const char *who)
+				 unsigned long pfn, bool child, bool registered,
+				 const char *who)
 {
 	pmd_t pmd = read_pmd(mm, FORK_ADDR);
 	swp_entry_t entry;
@@ -236,10 +260,14 @@ static void expect_pmd_migration(struct kunit *test, struct mm_struct *mm,
 			      "%s: the entry of a COW-shared THP is %s", who,
 			      is_writable_migration_entry(entry) ? "writable" : "exclusive");
 	KUNIT_EXPECT_TRUE_MSG(test, pmd_swp_soft_dirty(pmd), "%s: soft-dirty lost", who);
-	if (migration_entry_supports_ad())
-		KUNIT_EXPECT_TRUE_MSG(test, is_migration_entry_dirty(entry), "%s: dirty lost",
+	KUNIT_EXPECT_TRUE_MSG(test, is_migration_entry_dirty(entry), "%s: dirty lost", who);
+	if (!child)
+		KUNIT_EXPECT_TRUE_MSG(test, is_migration_entry_young(entry), "%s: young lost",
 				      who);
-	if (child)
+	if (registered)
+		KUNIT_EXPECT_TRUE_MSG(test, pmd_swp_uffd_wp(pmd),
+				      "%s: uffd-wp lost in a vma registered for it", who);
+	else if (child)
 		KUNIT_EXPECT_FALSE_MSG(test, pmd_swp_uffd_wp(pmd),
 				       "%s: uffd-wp kept in a vma not registered for it", who);
 }
@@ -375,14 +403,19 @@ static void fork_thp_test(struct kunit *test)
 	folio = page_folio(head);
 	lru_add_drain();
 	refs = folio_ref_count(folio);
-	if (row->access == THP_MIGRATING)
-		planted = plant_pmd_migration(test, parent, folio);
+	if (row->access == THP_MIGRATING) {
+		if (row->uffd_wp_vma)
+			forklab_register_uffd_wp(test, parent, FORK_ADDR);
+		planted = plant_pmd_migration(test, parent, folio, row->exclusive);
+	}
 
 	/* its action runs before unplant_pmd's: the folio is locked */
 	child = forklab_fork_mm(test, parent);
 	if (row->access == THP_MIGRATING) {
-		expect_pmd_migration(test, child, folio_pfn(folio), true, "child");
-		expect_pmd_migration(test, parent, folio_pfn(folio), false, "parent");
+		expect_pmd_migration(test, child, folio_pfn(folio), true, row->uffd_wp_vma,
+				     "child");
+		expect_pmd_migration(test, parent, folio_pfn(folio), false, row->uffd_wp_vma,
+				     "parent");
 		KUNIT_EXPECT_EQ_MSG(test, mm_pgtables_bytes(child), mm_pgtables_bytes(parent),
 				    "the child's pgtables_bytes (VmPTE), with the deposited table");
 		KUNIT_EXPECT_EQ(test, get_mm_counter(child, MM_ANONPAGES),

@@ -166,6 +166,12 @@ static inline void vm_flags_init(struct vm_area_struct *vma,
 	vma->vm_flags = flags;
 }
 
+static inline void vm_flags_set(struct vm_area_struct *vma,
+				unsigned long flags)
+{
+	vma->vm_flags |= flags;
+}
+
 /*
  * 6.1 has the uffd-wp marker only (PTE_MARKER_POISONED came in 6.8): a
  * bit 6.1's markers do not use names the rows that need it, which skip.

@@ -87,6 +87,28 @@ struct mm_struct *forklab_fork_mm(struct kunit *test, struct mm_struct *parent)
 }
 
 /* The pmd entry covering @addr in @mm; NULL if no pmd table does. */
+/*
+ * Give the vma at @addr VM_UFFD_WP, as UFFDIO_REGISTER_MODE_WP would, with
+ * no userfaultfd context: 6.12's dup_userfaultfd() leaves the flag on the
+ * child's vma then (it resets only a context without EVENT_FORK), so
+ * that parent and child are both registered, which a test's mm, with no
+ * process to open a userfaultfd, could not be otherwise. 6.1's clears it
+ * in the child: the test skips there.
+ */
+void forklab_register_uffd_wp(struct kunit *test, struct mm_struct *mm, unsigned long addr)
+{
+	struct vm_area_struct *vma;
+
+	if (FORKLAB_LINUX_6_1)
+		kunit_skip(test, "on 6.1 fork unregisters a child vma with no uffd context");
+
+	mmap_write_lock(mm);
+	vma = find_vma(mm, addr);
+	if (vma && vma->vm_start <= addr)
+		vm_flags_set(vma, VM_UFFD_WP);
+	mmap_write_unlock(mm);
+}
+
 pmd_t *forklab_find_pmd(struct mm_struct *mm, unsigned long addr)
 {
 	pgd_t *pgd = pgd_offset(mm, addr);

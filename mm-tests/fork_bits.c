@@ -37,7 +37,7 @@
  * swap and migration entries.
  *
  * Each row: PAGES pages written by the parent; for soft-dirty the bits
- * cleared (clear_refs 4) and every other page written again, so that a
+ * cleared (clear_refs 4) and pages 0-3 and 8-11 written again, so that a
  * copy that kept none, or set all, reads wrong. The child reads its own
  * view before it touches the pages and sends it to the parent.
  * Soft-dirty needs CONFIG_MEM_SOFT_DIRTY: x86_64 has it, UML cannot
@@ -155,11 +155,15 @@ static char *map_written(void)
 }
 
 #define ALL_PAGES	((1ULL << PAGES) - 1)
-/* Every other page: the ones written after clear_refs. */
-#define EVEN_PAGES	(0x5555555555555555ULL & ALL_PAGES)
+/*
+ * The pages written after clear_refs: runs of four, so that fork copies
+ * runs of ptes with one bit together where it batches (a large folio),
+ * and a bit that changes ends a run.
+ */
+#define REWRITTEN_PAGES	(0x0f0f0f0f0f0f0f0fULL & ALL_PAGES)
 
 /*
- * Clear the soft-dirty bits (clear_refs 4) and write every other page
+ * Clear the soft-dirty bits (clear_refs 4) and write REWRITTEN_PAGES
  * again. True when exactly those pages read soft-dirty; otherwise the
  * row ends here: skipped where the kernel keeps no soft-dirty bits
  * (none reads set), failed where they read wrong before any fork.
@@ -170,17 +174,18 @@ static bool soft_dirty_even(const char *name, char *p)
 	int i;
 
 	write_file("/proc/self/clear_refs", "4");
-	for (i = 0; i < PAGES; i += 2)
-		p[i * page_size()] = i + 2;
+	for (i = 0; i < PAGES; i++)
+		if (REWRITTEN_PAGES & (1ULL << i))
+			p[i * page_size()] = i + 2;
 	bits = pagemap_bits(p, PM_SOFT_DIRTY);
-	if (bits == EVEN_PAGES)
+	if (bits == REWRITTEN_PAGES)
 		return true;
 	if (!bits) {
 		skip_named(name, "no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY): UML has none");
 		return false;
 	}
 	ksft_print_msg("%s: soft-dirty %#llx before fork, want %#llx\n", name,
-		       (unsigned long long)bits, EVEN_PAGES);
+		       (unsigned long long)bits, REWRITTEN_PAGES);
 	ksft_test_result_fail("%s\n", name);
 	return false;
 }
@@ -220,7 +225,7 @@ static void young_present(void)
 }
 
 /*
- * Fork; every other page of @p must be soft-dirty (EVEN_PAGES) in the
+ * Fork; the pages REWRITTEN_PAGES names must be soft-dirty in the
  * child as in the parent.
  */
 static void fork_and_check_soft_dirty(const char *name, const char *p)
@@ -228,14 +233,14 @@ static void fork_and_check_soft_dirty(const char *name, const char *p)
 	struct view parent, child, after;
 
 	fork_and_read(p, &parent, &child, &after);
-	if (child.present != ALL_PAGES || child.soft_dirty != EVEN_PAGES ||
-	    parent.soft_dirty != EVEN_PAGES)
+	if (child.present != ALL_PAGES || child.soft_dirty != REWRITTEN_PAGES ||
+	    parent.soft_dirty != REWRITTEN_PAGES)
 		ksft_print_msg("%s: soft-dirty child %#llx, parent %#llx, want %#llx (child present %#llx)\n",
 			       name, (unsigned long long)child.soft_dirty,
-			       (unsigned long long)parent.soft_dirty, EVEN_PAGES,
+			       (unsigned long long)parent.soft_dirty, REWRITTEN_PAGES,
 			       (unsigned long long)child.present);
-	ksft_test_result(child.present == ALL_PAGES && child.soft_dirty == EVEN_PAGES &&
-			 parent.soft_dirty == EVEN_PAGES, "%s\n", name);
+	ksft_test_result(child.present == ALL_PAGES && child.soft_dirty == REWRITTEN_PAGES &&
+			 parent.soft_dirty == REWRITTEN_PAGES, "%s\n", name);
 }
 
 /* 2: soft-dirty goes with each present pte into the child. */
@@ -277,7 +282,7 @@ static void soft_dirty_swap(void)
 	 * A swap entry with the bit and one without: else a copy that
 	 * cleared or set every bit could read right.
 	 */
-	if (!(swapped & EVEN_PAGES) || !(swapped & ~EVEN_PAGES)) {
+	if (!(swapped & REWRITTEN_PAGES) || !(swapped & ~REWRITTEN_PAGES)) {
 		skip_named(name, "MADV_PAGEOUT swapped out too few pages");
 		munmap(p, PAGES * page_size());
 		return;
@@ -289,15 +294,15 @@ static void soft_dirty_swap(void)
 	 * longer exclusive).
 	 */
 	swapped &= child.swapped & parent.swapped;
-	ok = (swapped & EVEN_PAGES) && (swapped & ~EVEN_PAGES) &&
-	     (child.soft_dirty & swapped) == (EVEN_PAGES & swapped) &&
-	     (parent.soft_dirty & swapped) == (EVEN_PAGES & swapped);
+	ok = (swapped & REWRITTEN_PAGES) && (swapped & ~REWRITTEN_PAGES) &&
+	     (child.soft_dirty & swapped) == (REWRITTEN_PAGES & swapped) &&
+	     (parent.soft_dirty & swapped) == (REWRITTEN_PAGES & swapped);
 	if (!ok)
 		ksft_print_msg("%s: of swap entries %#llx soft-dirty: the child's %#llx, the parent's %#llx, want %#llx\n",
 			       name, (unsigned long long)swapped,
 			       (unsigned long long)(child.soft_dirty & swapped),
 			       (unsigned long long)(parent.soft_dirty & swapped),
-			       EVEN_PAGES & swapped);
+			       REWRITTEN_PAGES & swapped);
 	ksft_test_result(ok, "%s\n", name);
 	munmap(p, PAGES * page_size());
 }
@@ -321,7 +326,7 @@ static bool page_in_thp(const char *p)
  * page: fork copies the ptes of the folio in batches (folio_pte_batch(),
  * 6.9), one set_ptes() of the batch's first pte for all. With soft-dirty
  * tracked (clear_refs 4 took VM_SOFTDIRTY off the vma) a batch must end
- * where the bit changes (no FPB_IGNORE_SOFT_DIRTY); every other page
+ * where the bit changes (no FPB_IGNORE_SOFT_DIRTY); runs of four pages
  * rewritten, each child pte must have its own page's bit.
  */
 static void soft_dirty_batch(void)

@@ -560,7 +560,7 @@ static void pinned_hugetlb_read_only(void)
 struct hugetlb_wp_case {
 	const char *desc;
 	bool thp;		/* a THP (one pmd), not a hugetlb page */
-	bool thp_ptes;		/* THPs mapped by ptes, every other page protected */
+	bool thp_ptes;		/* THPs mapped by ptes, runs of pages protected */
 	bool event_fork;
 	bool pin;		/* early COW: the child gets a new page */
 	bool unprotected;	/* registered for uffd-wp, not protected */
@@ -615,19 +615,20 @@ static const struct hugetlb_wp_case hugetlb_wp_cases[] = {
 	{ .desc = "hugetlb registered, not protected, pinned, child with EVENT_FORK: no uffd-wp",
 	  .event_fork = true, .pin = true, .unprotected = true },
 	/*
-	 * A THP mapped by ptes, every other page protected: fork copies the
-	 * folio's ptes in batches (folio_pte_batch()), one set_ptes() of the
-	 * first pte for all, and a batch must end where uffd-wp changes
-	 * (the batch never ignores it). One that ran across would give the
-	 * first page's bit to every child pte: with EVENT_FORK the pages
-	 * the parent left writable would fault on the child's monitor, or
-	 * the protected ones not. Without EVENT_FORK none may keep it. The
+	 * A THP mapped by ptes, runs of four pages protected (0-3, 8-11)
+	 * between runs of four not: fork copies the folio's ptes in batches
+	 * (folio_pte_batch()), one set_ptes() of the first pte for all, and
+	 * a batch must end where uffd-wp changes (the batch never ignores
+	 * it) and give each pte of a run the run's bit. One that ran across
+	 * would give the first page's bit to every child pte: with
+	 * EVENT_FORK the pages the parent left writable would fault on the
+	 * child's monitor, or the protected ones not. Without EVENT_FORK none may keep it. The
 	 * parent's bits stay as they were (__copy_present_ptes() only
 	 * write-protects them, for batches and single ptes alike).
 	 */
-	{ .desc = "THP mapped by ptes, every other page uffd-wp, child without EVENT_FORK: no uffd-wp",
+	{ .desc = "THP mapped by ptes, runs of four pages uffd-wp, child without EVENT_FORK: no uffd-wp",
 	  .thp_ptes = true },
-	{ .desc = "THP mapped by ptes, every other page uffd-wp, child with EVENT_FORK: the same pages keep it",
+	{ .desc = "THP mapped by ptes, runs of four pages uffd-wp, child with EVENT_FORK: the same pages keep it",
 	  .thp_ptes = true, .event_fork = true },
 };
 
@@ -677,7 +678,7 @@ static void *monitor_fork(void *arg)
 /* The pages whose uffd-wp bits the rows read: the first WP_PAGES. */
 #define WP_PAGES	16
 #define WP_ALL		((1U << WP_PAGES) - 1)
-#define WP_EVEN		(0x55555555U & WP_ALL)
+#define WP_RUNS		(0x0f0f0f0fU & WP_ALL)
 
 /* The uffd-wp bits (PM_UFFD_WP) of the first WP_PAGES pages at @p. */
 static unsigned int uffd_wp_bits(const uint8_t *p)
@@ -691,7 +692,7 @@ static unsigned int uffd_wp_bits(const uint8_t *p)
 	return bits;
 }
 
-/* Write-protect the row's pages: all, or every other one. */
+/* Write-protect the row's pages: all, or the runs WP_RUNS names. */
 static int protect_row(int uffd, const struct hugetlb_wp_case *row,
 		       uint8_t *p, size_t len)
 {
@@ -703,7 +704,9 @@ static int protect_row(int uffd, const struct hugetlb_wp_case *row,
 		wp.range.len = len;
 		return ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
 	}
-	for (i = 0; i < WP_PAGES; i += 2) {
+	for (i = 0; i < WP_PAGES; i++) {
+		if (!(WP_RUNS & (1U << i)))
+			continue;
 		wp.range.start = (uintptr_t)p + i * page_size();
 		wp.range.len = page_size();
 		if (ioctl(uffd, UFFDIO_WRITEPROTECT, &wp))
@@ -721,7 +724,7 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 	uint64_t features = thp ? 0 : UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
 	bool want_bit = row->event_fork && !row->unprotected;
 	/* the parent's bits, before fork and after; the child's */
-	unsigned int parent_bits = row->unprotected ? 0 : row->thp_ptes ? WP_EVEN : WP_ALL;
+	unsigned int parent_bits = row->unprotected ? 0 : row->thp_ptes ? WP_RUNS : WP_ALL;
 	unsigned int child_bits = row->event_fork ? parent_bits : 0;
 	size_t len = thp ? MAP_SIZE : PMD_SIZE;
 	int ring = -1, child, done[2];
