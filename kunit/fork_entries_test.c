@@ -296,8 +296,8 @@ static void fork_entry_test(struct kunit *test)
 
 	if (!FORKLAB_HAS_POISON_MARKER && (row->marker & PTE_MARKER_POISONED))
 		kunit_skip(test, "no poison marker on 6.1 (15520a3f0469 came in 6.2)");
-	if (row->young_dirty && !migration_entry_supports_ad())
-		kunit_skip(test, "this boot's swap offset has no room for migration A/D bits");
+	if (row->young_dirty)
+		forklab_require_migration_ad(test);
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	parent = entry_parent(test, row, buf);
 	lru_add_drain();

@@ -311,9 +311,7 @@ static void fork_hugetlb_test(struct kunit *test)
 		break;
 	}
 
-	/* x86_64's swap offset has room for them (the qemu64 CPU, no L1TF) */
-	if (!migration_entry_supports_ad())
-		kunit_skip(test, "this boot's swap offset has no room for migration A/D bits");
+	forklab_require_migration_ad(test);
 	if (row->uffd_wp_vma)
 		forklab_register_uffd_wp(test, parent, FORK_ADDR);
 	planted = kunit_kzalloc(test, sizeof(*planted), GFP_KERNEL);

@@ -228,9 +228,7 @@ static struct planted_pmd *plant_pmd_migration(struct kunit *test, struct mm_str
 		make_writable_migration_entry(folio_pfn(folio));
 	pmd_t pmd;
 
-	/* x86_64's swap offset has room for them (the qemu64 CPU, no L1TF) */
-	if (!migration_entry_supports_ad())
-		kunit_skip(test, "this boot's swap offset has no room for migration A/D bits");
+	forklab_require_migration_ad(test);
 	KUNIT_ASSERT_NOT_NULL(test, planted);
 	KUNIT_ASSERT_TRUE(test, folio_trylock(folio));
 	planted->folio = folio;

@@ -88,6 +88,17 @@ struct mm_struct *forklab_fork_mm(struct kunit *test, struct mm_struct *parent)
 
 /* The pmd entry covering @addr in @mm; NULL if no pmd table does. */
 /*
+ * Skip a row that plants a migration entry's young and dirty bits where
+ * the swap offset has no room for them (migration_entry_supports_ad(),
+ * decided at boot: UML no; x86_64 yes, its qemu64 CPU has no L1TF limit).
+ */
+void forklab_require_migration_ad(struct kunit *test)
+{
+	if (!migration_entry_supports_ad())
+		kunit_skip(test, "this boot's swap offset has no room for migration A/D bits");
+}
+
+/*
  * Give the vma at @addr VM_UFFD_WP, as UFFDIO_REGISTER_MODE_WP would, with
  * no userfaultfd context: 6.12's dup_userfaultfd() leaves the flag on the
  * child's vma then (it resets only a context without EVENT_FORK), so

@@ -106,6 +106,7 @@ void forklab_fill(u8 *buf, u8 seed);
 void forklab_use_mm(struct mm_struct *mm);
 struct mm_struct *forklab_new_mm(struct kunit *test);
 struct mm_struct *forklab_fork_mm(struct kunit *test, struct mm_struct *parent);
+void forklab_require_migration_ad(struct kunit *test);
 void forklab_register_uffd_wp(struct kunit *test, struct mm_struct *mm, unsigned long addr);
 
 pmd_t *forklab_find_pmd(struct mm_struct *mm, unsigned long addr);
