@@ -307,19 +307,6 @@ static void soft_dirty_swap(void)
 	munmap(p, PAGES * page_size());
 }
 
-/* Is the page mapped at @p part of a THP (/proc/kpageflags KPF_THP)? */
-static bool page_in_thp(const char *p)
-{
-	uint64_t flags = 0;
-	int fd = open("/proc/kpageflags", O_RDONLY);
-
-	if (fd < 0 || pread(fd, &flags, sizeof(flags),
-			    page_pfn(p) * sizeof(flags)) != sizeof(flags))
-		ksft_exit_fail_msg("read /proc/kpageflags: %s\n", strerror(errno));
-	close(fd);
-	return flags & (1ULL << 22);	/* KPF_THP */
-}
-
 /*
  * 5: soft-dirty over the ptes of one large folio. A PMD-aligned THP
  * (MADV_HUGEPAGE), its pmd split to ptes by mprotect() of its last

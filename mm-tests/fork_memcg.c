@@ -64,7 +64,6 @@
 #include "forklab.h"
 
 #define MIB		(1024LL * 1024)
-#define CGROUP_ROOT	"/sys/fs/cgroup"
 /* The pages each row pins or pages out. */
 #define PINNED		(8 * MIB)
 #define SLACK		(512 * 1024)
@@ -75,93 +74,6 @@
 #define HEADROOM	(4 * MIB)
 /* Row 4: reclaimable (unpinned) anon beside the pinned pages. */
 #define RECLAIMABLE	(16 * MIB)
-
-static char group[96];
-
-static void group_path(char *path, size_t size, const char *file)
-{
-	snprintf(path, size, "%s/%s", group, file);
-}
-
-static void group_write(const char *file, const char *value)
-{
-	char path[128];
-
-	group_path(path, sizeof(path), file);
-	write_file(path, value);
-}
-
-static void group_write_bytes(const char *file, long long bytes)
-{
-	char text[32];
-
-	snprintf(text, sizeof(text), "%lld", bytes);
-	group_write(file, text);
-}
-
-static long long group_number(const char *file)
-{
-	char path[128];
-
-	group_path(path, sizeof(path), file);
-	return read_number(path);
-}
-
-/* A "NAME VALUE" line of memory.stat or memory.events. */
-static long long group_value(const char *file, const char *name)
-{
-	char path[128];
-	long long value;
-
-	group_path(path, sizeof(path), file);
-	value = proc_value(path, name);
-	if (value < 0)
-		ksft_exit_fail_msg("%s has no %s line\n", path, name);
-	return value;
-}
-
-/* Make the row's group and move this process into it. */
-static void group_enter(const char *row)
-{
-	char pid[16];
-
-	snprintf(group, sizeof(group), "%s/forklab-%s-%d", CGROUP_ROOT, row, getpid());
-	if (mkdir(group, 0755))
-		ksft_exit_fail_msg("mkdir %s: %s\n", group, strerror(errno));
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	group_write("cgroup.procs", pid);
-}
-
-/* Back to the root group; the row's group goes (its children exited). */
-static void group_leave(void)
-{
-	char pid[16];
-
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	write_file(CGROUP_ROOT "/cgroup.procs", pid);
-	if (rmdir(group))
-		ksft_exit_fail_msg("rmdir %s: %s\n", group, strerror(errno));
-}
-
-/*
- * Is the memory controller there for the rows' groups? NULL if so,
- * else why not. Turning it on for the root's children is the test's.
- */
-static const char *memcg_missing(void)
-{
-	char line[256] = "";
-	FILE *f = fopen(CGROUP_ROOT "/cgroup.controllers", "r");
-
-	if (!f)
-		return "no cgroup2 at " CGROUP_ROOT " (CONFIG_CGROUPS)";
-	if (!fgets(line, sizeof(line), f))
-		line[0] = '\0';
-	fclose(f);
-	if (!strstr(line, "memory"))
-		return "no memory controller (CONFIG_MEMCG)";
-	write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory");
-	return NULL;
-}
 
 static uint8_t *map_written(long long len, int byte)
 {
@@ -238,8 +150,8 @@ static bool near(long long value, long long want)
 /* The group's anon pages on its LRU lists, in bytes. */
 static long long anon_lru(void)
 {
-	return group_value("memory.stat", "active_anon") +
-	       group_value("memory.stat", "inactive_anon");
+	return memcg_value("memory.stat", "active_anon") +
+	       memcg_value("memory.stat", "inactive_anon");
 }
 
 static void charge_row(const char *name, bool pinned)
@@ -251,21 +163,21 @@ static void charge_row(const char *name, bool pinned)
 	uint8_t *p;
 	pid_t pid;
 
-	group_enter(pinned ? "pinned" : "unpinned");
+	memcg_enter(pinned ? "pinned" : "unpinned");
 	p = map_written(PINNED, 0x5a);
 	if (pinned)
 		ring = pin_or_exit(p, PINNED);
-	before = group_value("memory.stat", "anon");
+	before = memcg_value("memory.stat", "anon");
 	lru_before = anon_lru();
 	pid = fork_waiting_child(&ls, p, PINNED, 0x5a);
-	during = group_value("memory.stat", "anon");
+	during = memcg_value("memory.stat", "anon");
 	lru_during = anon_lru();
 	rc = let_child_finish(&ls, pid);
-	after = group_value("memory.stat", "anon");
+	after = memcg_value("memory.stat", "anon");
 	if (pinned)
 		unpin(ring);
 	munmap(p, PINNED);
-	group_leave();
+	memcg_leave();
 
 	want = pinned ? PINNED : 0;
 	ok = pid > 0 && !rc && near(during, before + want) && near(after, before) &&
@@ -293,21 +205,21 @@ static void limit_row(const char *name, const char *swap_max, bool fork_fails)
 	int ring, rc, rc_again = 0;
 	bool ok;
 
-	group_enter(fork_fails ? "limit-noswap" : "limit-swap");
+	memcg_enter(fork_fails ? "limit-noswap" : "limit-swap");
 	write_file("/proc/self/oom_score_adj", "-1000");
-	group_write("memory.swap.max", swap_max);
+	memcg_write("memory.swap.max", swap_max);
 	other = map_written(RECLAIMABLE, 0x3c);
 	p = map_written(PINNED, 0x5a);
 	ring = pin_or_exit(p, PINNED);
-	anon_before = group_value("memory.stat", "anon");
-	oom_before = group_value("memory.events", "oom");
-	group_write_bytes("memory.max", group_number("memory.current") + HEADROOM);
+	anon_before = memcg_value("memory.stat", "anon");
+	oom_before = memcg_value("memory.events", "oom");
+	memcg_write_bytes("memory.max", memcg_number("memory.current") + HEADROOM);
 	pid = fork_waiting_child(&ls, p, PINNED, 0x5a);
 	rc = let_child_finish(&ls, pid);
-	group_write("memory.max", "max");
-	anon_after = group_value("memory.stat", "anon");
-	oom_after = group_value("memory.events", "oom");
-	kills = group_value("memory.events", "oom_kill");
+	memcg_write("memory.max", "max");
+	anon_after = memcg_value("memory.stat", "anon");
+	oom_after = memcg_value("memory.events", "oom");
+	kills = memcg_value("memory.events", "oom_kill");
 	swapped = swapped_pages(other, RECLAIMABLE) * page_size();
 	if (fork_fails) {
 		/* Nothing of the failed fork stays: the next one passes. */
@@ -318,7 +230,7 @@ static void limit_row(const char *name, const char *swap_max, bool fork_fails)
 	munmap(p, PINNED);
 	munmap(other, RECLAIMABLE);
 	write_file("/proc/self/oom_score_adj", "0");
-	group_leave();
+	memcg_leave();
 
 	if (fork_fails) {
 		ok = pid == -ENOMEM && near(anon_after, anon_before) &&
@@ -350,8 +262,8 @@ static void swap_row(const char *name)
 	uint8_t *p;
 	pid_t pid;
 
-	group_enter("swap");
-	empty = group_number("memory.swap.current");
+	memcg_enter("swap");
+	empty = memcg_number("memory.swap.current");
 	p = map_written(PINNED, 0x5a);
 	/* A page still under writeback from an earlier pageout is skipped. */
 	for (tries = 0; tries < 50 && swapped_pages(p, PINNED) < pages; tries++) {
@@ -361,21 +273,21 @@ static void swap_row(const char *name)
 	}
 	if (swapped_pages(p, PINNED) < pages) {
 		munmap(p, PINNED);
-		group_leave();
+		memcg_leave();
 		skip_named(name, "MADV_PAGEOUT left pages in memory: no swap?");
 		return;
 	}
 	/* Written back: a folio under writeback would keep its slot. */
 	for (tries = 0; tries < 100 && proc_value("/proc/meminfo", "Writeback"); tries++)
 		usleep(20000);
-	paged = group_number("memory.swap.current");
+	paged = memcg_number("memory.swap.current");
 	pid = fork_waiting_child(&ls, p, 0, 0);
-	during = group_number("memory.swap.current");
+	during = memcg_number("memory.swap.current");
 	rc = let_child_finish(&ls, pid);
-	exited = group_number("memory.swap.current");
+	exited = memcg_number("memory.swap.current");
 	munmap(p, PINNED);
-	unmapped = group_number("memory.swap.current");
-	group_leave();
+	unmapped = memcg_number("memory.swap.current");
+	memcg_leave();
 
 	if (pid < 0 || rc || !near(paged, empty + PINNED) || !near(during, paged) ||
 	    !near(exited, paged) || !near(unmapped, empty))

@@ -70,34 +70,6 @@ static long long ram_and_swap_bytes(void)
 		proc_value("/proc/meminfo", "SwapTotal")) * 1024;
 }
 
-static void set_vm(const char *name, long long value)
-{
-	char path[64], text[32];
-
-	snprintf(path, sizeof(path), "/proc/sys/vm/%s", name);
-	snprintf(text, sizeof(text), "%lld", value);
-	write_file(path, text);
-}
-
-/*
- * overcommit 2 with CommitLimit at @limit bytes: overcommit_kbytes is
- * what is not swap.
- */
-static void set_commit_limit(long long limit)
-{
-	long long swap = proc_value("/proc/meminfo", "SwapTotal") * 1024;
-
-	set_vm("overcommit_kbytes", (limit - swap) / 1024);
-	set_vm("overcommit_memory", 2);
-}
-
-/* Back to the boot's defaults: heuristic, ratio 50. */
-static void reset_overcommit(void)
-{
-	set_vm("overcommit_memory", 0);
-	set_vm("overcommit_ratio", 50);
-}
-
 static void *map_private(long long len, int flags)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -313,6 +314,68 @@ static inline unsigned long page_pfn(const void *addr)
 }
 
 /*
+ * The 64-bit word that /proc/@file (kpageflags, kpagecount) holds for the
+ * page mapped at @p (root only).
+ */
+static inline uint64_t kpage_word(const char *file, const void *p)
+{
+	char path[32];
+	uint64_t word = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s", file);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || pread(fd, &word, sizeof(word),
+			    page_pfn(p) * sizeof(word)) != sizeof(word))
+		ksft_exit_fail_msg("read %s: %s\n", path, strerror(errno));
+	close(fd);
+	return word;
+}
+
+/* Is the page mapped at @p part of a THP (/proc/kpageflags KPF_THP)? */
+static inline bool page_in_thp(const void *p)
+{
+	return kpage_word("kpageflags", p) & (1ULL << 22);	/* KPF_THP */
+}
+
+/*
+ * How many ptes and pmds map the page mapped at @p (/proc/kpagecount:
+ * its precise mapcount), over every process.
+ */
+static inline long long page_mapcount_at(const void *p)
+{
+	return kpage_word("kpagecount", p);
+}
+
+#define PAT_MEMTYPE_LIST	"/sys/kernel/debug/x86/pat_memtype_list"
+
+/*
+ * x86 PAT's reservations of [@phys, +@size): the lines of its memtype
+ * list that name that range, each reservation one line. @type (if not
+ * NULL, of at least 32 bytes): the memory type of the last.
+ */
+static inline long pat_reservations(unsigned long phys, unsigned long size,
+				    char *type)
+{
+	char line[256], want[64];
+	long n = 0;
+	FILE *f = fopen(PAT_MEMTYPE_LIST, "r");
+
+	if (!f)
+		ksft_exit_fail_msg("%s: %s\n", PAT_MEMTYPE_LIST, strerror(errno));
+	snprintf(want, sizeof(want), "[mem 0x%016lx-0x%016lx]", phys, phys + size);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, want))
+			continue;
+		n++;
+		if (type && sscanf(strstr(line, want) + strlen(want), " %31s", type) != 1)
+			type[0] = '\0';
+	}
+	fclose(f);
+	return n;
+}
+
+/*
  * What a child's read of a page whose pte fork copied costs is not the
  * guest kernel's alone on UML. fork makes every pte it shares with the
  * child old (pte_mkold() in __copy_present_ptes(); not the young pte of
@@ -452,6 +515,14 @@ static inline void lockstep_init(struct lockstep *ls)
 		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
 }
 
+static inline void lockstep_close(struct lockstep *ls)
+{
+	close(ls->to_parent[0]);
+	close(ls->to_parent[1]);
+	close(ls->to_child[0]);
+	close(ls->to_child[1]);
+}
+
 static inline void say(int fd)
 {
 	if (write(fd, "", 1) != 1)
@@ -488,6 +559,133 @@ static inline void write_file(const char *path, const char *value)
 		ksft_exit_fail_msg("write %s to %s: %s\n", value, path,
 				   strerror(errno));
 	close(fd);
+}
+
+static inline void set_vm(const char *name, long long value)
+{
+	char path[64], text[32];
+
+	snprintf(path, sizeof(path), "/proc/sys/vm/%s", name);
+	snprintf(text, sizeof(text), "%lld", value);
+	write_file(path, text);
+}
+
+/*
+ * overcommit 2 with CommitLimit at @limit bytes: overcommit_kbytes is
+ * what is not swap.
+ */
+static inline void set_commit_limit(long long limit)
+{
+	long long swap = proc_value("/proc/meminfo", "SwapTotal") * 1024;
+
+	set_vm("overcommit_kbytes", (limit - swap) / 1024);
+	set_vm("overcommit_memory", 2);
+}
+
+/* Back to the boot's defaults: heuristic, ratio 50. */
+static inline void reset_overcommit(void)
+{
+	set_vm("overcommit_memory", 0);
+	set_vm("overcommit_ratio", 50);
+}
+
+/*
+ * A memory cgroup of the program's own under CGROUP_ROOT (cgroup v2,
+ * which the guests' init mounts): memcg_enter() makes it and moves this
+ * process in, memcg_leave() moves it back and removes the group.
+ */
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+
+static inline char *memcg_group(void)
+{
+	static char group[96];
+
+	return group;
+}
+
+static inline void memcg_path(char *path, size_t size, const char *file)
+{
+	snprintf(path, size, "%s/%s", memcg_group(), file);
+}
+
+static inline void memcg_write(const char *file, const char *value)
+{
+	char path[128];
+
+	memcg_path(path, sizeof(path), file);
+	write_file(path, value);
+}
+
+static inline void memcg_write_bytes(const char *file, long long bytes)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%lld", bytes);
+	memcg_write(file, text);
+}
+
+static inline long long memcg_number(const char *file)
+{
+	char path[128];
+
+	memcg_path(path, sizeof(path), file);
+	return read_number(path);
+}
+
+/* A "NAME VALUE" line of memory.stat or memory.events. */
+static inline long long memcg_value(const char *file, const char *name)
+{
+	char path[128];
+	long long value;
+
+	memcg_path(path, sizeof(path), file);
+	value = proc_value(path, name);
+	if (value < 0)
+		ksft_exit_fail_msg("%s has no %s line\n", path, name);
+	return value;
+}
+
+/* Make the group @name and move this process into it. */
+static inline void memcg_enter(const char *name)
+{
+	char pid[16];
+
+	snprintf(memcg_group(), 96, "%s/forklab-%s-%d", CGROUP_ROOT, name, getpid());
+	if (mkdir(memcg_group(), 0755))
+		ksft_exit_fail_msg("mkdir %s: %s\n", memcg_group(), strerror(errno));
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	memcg_write("cgroup.procs", pid);
+}
+
+/* Back to the root group; the group goes (its children exited). */
+static inline void memcg_leave(void)
+{
+	char pid[16];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	write_file(CGROUP_ROOT "/cgroup.procs", pid);
+	if (rmdir(memcg_group()))
+		ksft_exit_fail_msg("rmdir %s: %s\n", memcg_group(), strerror(errno));
+}
+
+/*
+ * Is the memory controller there for the groups? NULL if so, else why
+ * not. Turning it on for the root's children is the caller's.
+ */
+static inline const char *memcg_missing(void)
+{
+	char line[256] = "";
+	FILE *f = fopen(CGROUP_ROOT "/cgroup.controllers", "r");
+
+	if (!f)
+		return "no cgroup2 at " CGROUP_ROOT " (CONFIG_CGROUPS)";
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	if (!strstr(line, "memory"))
+		return "no memory controller (CONFIG_MEMCG)";
+	write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory");
+	return NULL;
 }
 
 /* A function's text, from /proc/kallsyms: the first of @names there. */

@@ -47,7 +47,6 @@
 #define DEVMEM		"/dev/mem"
 #define PFNMAP_PHYS	0x50000000UL
 #define PFNMAP_SIZE	(16 * 4096UL)
-#define MEMTYPE_LIST	"/sys/kernel/debug/x86/pat_memtype_list"
 #define TAINTED		"/proc/sys/kernel/tainted"
 #define TAINT_WARN	(1UL << 9)
 #define MAX_NTH		20000
@@ -112,24 +111,6 @@ static unsigned long tainted(void)
 	if (!read_small(TAINTED, buf, sizeof(buf)))
 		ksft_exit_fail_msg("%s: %s\n", TAINTED, strerror(errno));
 	return strtoul(buf, NULL, 10);
-}
-
-/* Lines of pat_memtype_list for [PFNMAP_PHYS, +PFNMAP_SIZE). */
-static long reservations(void)
-{
-	char line[256], want[64];
-	long n = 0;
-	FILE *f = fopen(MEMTYPE_LIST, "r");
-
-	if (!f)
-		ksft_exit_fail_msg("%s: %s\n", MEMTYPE_LIST, strerror(errno));
-	snprintf(want, sizeof(want), "[mem 0x%016lx-0x%016lx]", PFNMAP_PHYS,
-		 PFNMAP_PHYS + PFNMAP_SIZE);
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, want))
-			n++;
-	fclose(f);
-	return n;
 }
 
 /*
@@ -224,12 +205,12 @@ int main(void)
 			       strerror(errno));
 	if (vma_has_flag(p, "pf") != 1)
 		ksft_exit_skip("%s is not a VM_PFNMAP mapping here\n", DEVMEM);
-	if (access(MEMTYPE_LIST, R_OK))
-		ksft_exit_skip("%s: %s (x86 PAT off?)\n", MEMTYPE_LIST,
+	if (access(PAT_MEMTYPE_LIST, R_OK))
+		ksft_exit_skip("%s: %s (x86 PAT off?)\n", PAT_MEMTYPE_LIST,
 			       strerror(errno));
-	reserved = reservations();
+	reserved = pat_reservations(PFNMAP_PHYS, PFNMAP_SIZE, NULL);
 	ksft_print_msg("%s at %#lx: %ld reservation(s) in %s\n", DEVMEM,
-		       PFNMAP_PHYS, reserved, MEMTYPE_LIST);
+		       PFNMAP_PHYS, reserved, PAT_MEMTYPE_LIST);
 	ksft_test_result(reserved == 1, "the parent's pfnmap is reserved once\n");
 
 	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
@@ -253,11 +234,11 @@ int main(void)
 		failed++;
 		if (!first_warn && (tainted() & ~taint_before & TAINT_WARN))
 			first_warn = nth;
-		if (reservations() != reserved) {
+		if (pat_reservations(PFNMAP_PHYS, PFNMAP_SIZE, NULL) != reserved) {
 			leaked++;
 			if (!first_leak)
 				first_leak = nth;
-			reserved = reservations();
+			reserved = pat_reservations(PFNMAP_PHYS, PFNMAP_SIZE, NULL);
 		}
 	}
 	restore_knobs();
