@@ -45,6 +45,13 @@
  *                             child's pages are then never merged (6.12;
  *                             6.1's ksm_fork() fails the fork)
  *
+ *   alloc_slab_obj_exts       a slab's objcg vector (6.1:
+ *                             memcg_alloc_slab_cgroups()), made with a
+ *                             new slab of a SLAB_ACCOUNT cache, or at the
+ *                             first object charged to a memcg from an
+ *                             older slab: without it the slab's objects
+ *                             are left uncharged (fork_fail_nth_memcg)
+ *
  * and, in the sanitizer build (make check SANITIZE=1), the bookkeeping
  * nested in each allocation: kmemleak's metadata (from its memory pool
  * instead) and KASAN's stack depot pages (the stack goes unsaved).
@@ -200,6 +207,10 @@ static inline const char *fail_nth_fallback(const char *site,
 	    (fail_nth_frame_is(site, "__ksm_enter") ||
 	     fail_nth_frame_is(site, "mm_slot_alloc")))
 		return "ksm_fork(): entering ksmd's list is best effort";
+	if (via == FAIL_NTH_DIRECT &&
+	    (fail_nth_frame_is(site, "alloc_slab_obj_exts") ||
+	     fail_nth_frame_is(site, "memcg_alloc_slab_cgroups")))
+		return "a slab's objcg vector: without it, the object is charged to no memcg";
 	if (!nowarn)
 		return NULL;
 	if (via == FAIL_NTH_SLAB_REFILL)
@@ -232,6 +243,19 @@ static inline const char *fail_nth_fallback(const char *site,
 	    fail_nth_frame_is(site, "__stack_depot_save"))
 		return "a stack depot page: without it, the stack is not saved";
 	return NULL;
+}
+
+/*
+ * Is this a check that one attempt makes and the next, the same fork
+ * again, may not? A new slab of an accounted cache gets its objcg vector
+ * when it is made: the attempt that made the slab made the check, the
+ * next finds the slab there. The check after it would then move to this
+ * N: a walk tries the same N again rather than step over it.
+ */
+static inline int fail_nth_site_moves(const char *site)
+{
+	return fail_nth_frame_is(site, "alloc_slab_obj_exts") ||
+	       fail_nth_frame_is(site, "memcg_alloc_slab_cgroups");
 }
 
 /* Why a failure at this site may fail the fork or not, or NULL. */

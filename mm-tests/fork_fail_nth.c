@@ -46,6 +46,29 @@
  * Counted one more or less, either would move every later check to
  * another N from one attempt to the next: a walk could step over
  * dup_mm() altogether, as it did before this filter.
+ *
+ * fork_fail_nth_memcg (FORK_FAIL_NTH_MEMCG): the same walk under the
+ * settings fork_memcg and fork_settings set, a memory cgroup of its own
+ * (memory.max and memory.swap.max well above what it uses) and
+ * vm.overcommit_memory=2 (CommitLimit well above Committed_AS): each of
+ * fork's allocations is charged to the group (page tables, vmas,
+ * anon_vmas, the task and its stack, the early-COW copy of the pinned
+ * page, which folio_prealloc() charges), and each VM_ACCOUNT vma's
+ * commit is checked against CommitLimit. After the walk the group holds
+ * what it held before it, kind by kind (memcg_kinds[]). memory.stat is
+ * exact only once flushed: each CPU's updates wait until a batch of them
+ * is due, which only the kernel's flush every 2 s makes sure of, so both
+ * reads wait MEMCG_FLUSH_WAIT first; and each CPU keeps up to a page of
+ * slab bytes in its object stock until the stock changes hands, which
+ * nothing here makes it do: the slab kind is held to within a page
+ * (MEMCG_SLAB_SLACK). memory.current is not read (each CPU keeps a stock
+ * of charged pages).
+ *
+ * In a group the walk meets one check that moves: a new slab of an
+ * accounted cache gets its objcg vector (fail_nth_site_moves()), made
+ * by whichever attempt made the slab. An injection there is tolerated
+ * and the walk tries the same N again, so that the check after it is
+ * not stepped over.
  */
 #include <dirent.h>
 #include <sys/syscall.h>
@@ -56,7 +79,11 @@
 #ifndef FORK_FAIL_NTH_GENERATION
 #define FORK_FAIL_NTH_GENERATION	1
 #endif
+#ifndef FORK_FAIL_NTH_MEMCG
+#define FORK_FAIL_NTH_MEMCG	0
+#endif
 #define MAX_ATTEMPTS	100000
+#define MAX_RETRIES	4	/* of one N, see fail_nth_site_moves() */
 #define MEMFREE_SLACK_KB 2048
 
 struct knob {
@@ -267,6 +294,8 @@ struct site {
 
 static struct site sites[MAX_SITES];
 static int nr_sites, wrong_sites;
+/* The last injection hit a check later attempts may not make. */
+static bool site_moved;
 static bool verbose;	/* -v: each injection's whole stack */
 
 /*
@@ -360,6 +389,7 @@ static bool check_site(int nth, long seq, bool tolerated)
 	const char *why;
 	FILE *f = fopen(NTH_SITE_PATH, "r");
 
+	site_moved = false;
 	if (!f)
 		ksft_exit_fail_msg("open %s: %s\n", NTH_SITE_PATH, strerror(errno));
 	if (fscanf(f, "seq %ld\npid %d\nattr %31s\nflags %15s\n", &now, &pid,
@@ -416,6 +446,7 @@ static bool check_site(int nth, long seq, bool tolerated)
 		       fail_nth_via_names[site->via],
 		       site->nowarn ? ", no-warn" : "",
 		       tolerated ? "tolerated" : "ENOMEM");
+	site_moved = fail_nth_site_moves(site->name);
 	if (fail_nth_either_way(site->name))
 		return true;
 	if (tolerated && !why) {
@@ -563,6 +594,75 @@ static void become_second_generation(void)
 	}
 }
 
+/*
+ * fork_fail_nth_memcg: the group's charges by kind (memory.stat), and the
+ * events a failed fork must not raise (memory.events).
+ */
+#define MEMCG_FLUSH_WAIT	3	/* s: past the kernel's 2 s stats flush */
+#define MEMCG_HEADROOM		(128LL << 20)
+
+/*
+ * Not "percpu": with one CPU (both guests are !SMP) a percpu_counter,
+ * the mm's rss counters, is a plain field of the mm_struct.
+ */
+static const char * const memcg_kinds[] = {
+	"anon", "pagetables", "kernel_stack", "slab_unreclaimable",
+};
+
+#define NR_MEMCG_COUNTS	ARRAY_SIZE(memcg_kinds)
+#define MEMCG_SLAB_SLACK	4096	/* bytes: one CPU's object stock */
+
+static void read_memcg(long long *c)
+{
+	size_t i;
+
+	sleep(MEMCG_FLUSH_WAIT);
+	for (i = 0; i < NR_MEMCG_COUNTS; i++)
+		c[i] = memcg_value("memory.stat", memcg_kinds[i]);
+}
+
+/* After the walk against before it: the slab bytes within a stock. */
+static bool memcg_kind_back(size_t i, long long before, long long after)
+{
+	long long slack = strstr(memcg_kinds[i], "slab") ? MEMCG_SLAB_SLACK : 0;
+
+	return after - before <= slack && before - after <= slack;
+}
+
+#define MEMCG_ENV	"FORKLAB_FAIL_NTH_MEMCG"
+
+/*
+ * Into a group of its own, under overcommit 2, as a new image: a page
+ * this program touched before the move stays charged to the root group,
+ * and the parent's first write to it after a fork would move its charge
+ * (the COW copy is the group's); after execve() every anon page is the
+ * group's. The new image finds its group in MEMCG_ENV.
+ */
+static void enter_settings(char **argv)
+{
+	const char *missing = memcg_missing();
+
+	if (getenv(MEMCG_ENV)) {
+		snprintf(memcg_group(), 96, "%s", getenv(MEMCG_ENV));
+		return;
+	}
+	if (missing) {
+		ksft_print_header();
+		ksft_exit_skip("%s\n", missing);
+	}
+	memcg_enter("fail-nth");
+	memcg_write_bytes("memory.max", MEMCG_HEADROOM);
+	memcg_write_bytes("memory.swap.max", MEMCG_HEADROOM);
+	set_commit_limit(proc_value("/proc/meminfo", "Committed_AS") * 1024 +
+			 proc_value("/proc/meminfo", "SwapTotal") * 1024 +
+			 MEMCG_HEADROOM);
+	if (setenv(MEMCG_ENV, memcg_group(), 1))
+		ksft_exit_fail_msg("setenv: %s\n", strerror(errno));
+	fflush(stdout);
+	execv("/proc/self/exe", argv);
+	ksft_exit_fail_msg("execv /proc/self/exe: %s\n", strerror(errno));
+}
+
 /* Fork with fail-nth at @nth (0: no injection); did the countdown end? */
 static pid_t fork_failing(int fail_nth_fd, int nth, bool *injected)
 {
@@ -592,9 +692,10 @@ static pid_t fork_failing(int fail_nth_fd, int nth, bool *injected)
 int main(int argc, char **argv)
 {
 	int points = -1, failed = 0, tolerated = 0, wrong_errno = 0;
-	int bad_children = 0, broken_parent = 0, leaks = 0, nth, fd;
+	int bad_children = 0, broken_parent = 0, leaks = 0, nth, fd, retries = 0;
 	long long before[NR_COUNTERS], after[NR_COUNTERS];
 	long long pre[NR_COUNTERS], post[NR_COUNTERS];
+	long long memcg_before[NR_MEMCG_COUNTS], memcg_after[NR_MEMCG_COUNTS];
 	const char *missed;
 	bool injected;
 	long seq = -1;
@@ -602,8 +703,10 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	verbose = argc > 1 && !strcmp(argv[1], "-v");
+	if (FORK_FAIL_NTH_MEMCG)
+		enter_settings(argv);
 	ksft_print_header();
-	ksft_set_plan(5 + NR_COUNTERS);
+	ksft_set_plan(5 + NR_COUNTERS + (FORK_FAIL_NTH_MEMCG ? NR_MEMCG_COUNTS : 0));
 
 	for (i = 0; i < NR_MAPPINGS; i++) {
 		maps[i] = mapping_table[i];
@@ -631,6 +734,8 @@ int main(int argc, char **argv)
 	read_counters(before);
 	read_memfree(before);
 	read_counters(before);
+	if (FORK_FAIL_NTH_MEMCG)
+		read_memcg(memcg_before);
 
 	for (nth = 1; nth <= MAX_ATTEMPTS; nth++) {
 		page_out_again();
@@ -665,10 +770,18 @@ int main(int argc, char **argv)
 			points = nth - 1;
 			break;
 		}
+		/* The same N again, while it lands on a check that moves. */
+		if (injected && site_moved && ++retries <= MAX_RETRIES) {
+			nth--;
+			continue;
+		}
+		retries = 0;
 	}
 	restore_knobs();
 	read_memfree(after);
 	read_counters(after);
+	if (FORK_FAIL_NTH_MEMCG)
+		read_memcg(memcg_after);
 
 	missed = seq >= 0 ? core_site_missed() : NULL;
 	if (missed)
@@ -702,6 +815,18 @@ int main(int argc, char **argv)
 			leaks++;
 		ksft_test_result(ok, "no leak: %s %lld -> %lld\n", counter_names[i],
 				 before[i], after[i]);
+	}
+	for (i = 0; FORK_FAIL_NTH_MEMCG && i < NR_MEMCG_COUNTS; i++) {
+		bool ok = memcg_kind_back(i, memcg_before[i], memcg_after[i]);
+
+		if (!ok)
+			leaks++;
+		ksft_test_result(ok, "no leak: the group's %s %lld -> %lld\n",
+				 memcg_kinds[i], memcg_before[i], memcg_after[i]);
+	}
+	if (FORK_FAIL_NTH_MEMCG) {
+		memcg_leave();
+		reset_overcommit();
 	}
 	ksft_print_msg("fork(): %d injection points, %d failed with ENOMEM, %d tolerated; %d leaks\n",
 		       points, failed - wrong_errno, tolerated, leaks);
