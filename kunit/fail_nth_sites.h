@@ -192,6 +192,19 @@ static inline int fail_nth_is_alloc_frame(const char *frame)
 }
 
 /*
+ * Is this a check that one attempt makes and the next, the same fork
+ * again, may not? A new slab of an accounted cache gets its objcg vector
+ * when it is made: the attempt that made the slab made the check, the
+ * next finds the slab there. The check after it would then move to this
+ * N: a walk tries the same N again rather than step over it.
+ */
+static inline int fail_nth_site_moves(const char *site)
+{
+	return fail_nth_frame_is(site, "alloc_slab_obj_exts") ||
+	       fail_nth_frame_is(site, "memcg_alloc_slab_cgroups");
+}
+
+/*
  * Why the fork may go on after a failure at this site, or NULL if it
  * must fail. @site: the caller's name; @via: how the check was reached;
  * @nowarn: the allocation asked for no warning (FAULT_NOWARN);
@@ -207,9 +220,7 @@ static inline const char *fail_nth_fallback(const char *site,
 	    (fail_nth_frame_is(site, "__ksm_enter") ||
 	     fail_nth_frame_is(site, "mm_slot_alloc")))
 		return "ksm_fork(): entering ksmd's list is best effort";
-	if (via == FAIL_NTH_DIRECT &&
-	    (fail_nth_frame_is(site, "alloc_slab_obj_exts") ||
-	     fail_nth_frame_is(site, "memcg_alloc_slab_cgroups")))
+	if (via == FAIL_NTH_DIRECT && fail_nth_site_moves(site))
 		return "a slab's objcg vector: without it, the object is charged to no memcg";
 	if (!nowarn)
 		return NULL;
@@ -243,19 +254,6 @@ static inline const char *fail_nth_fallback(const char *site,
 	    fail_nth_frame_is(site, "__stack_depot_save"))
 		return "a stack depot page: without it, the stack is not saved";
 	return NULL;
-}
-
-/*
- * Is this a check that one attempt makes and the next, the same fork
- * again, may not? A new slab of an accounted cache gets its objcg vector
- * when it is made: the attempt that made the slab made the check, the
- * next finds the slab there. The check after it would then move to this
- * N: a walk tries the same N again rather than step over it.
- */
-static inline int fail_nth_site_moves(const char *site)
-{
-	return fail_nth_frame_is(site, "alloc_slab_obj_exts") ||
-	       fail_nth_frame_is(site, "memcg_alloc_slab_cgroups");
 }
 
 /* Why a failure at this site may fail the fork or not, or NULL. */

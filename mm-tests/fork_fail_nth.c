@@ -594,10 +594,7 @@ static void become_second_generation(void)
 	}
 }
 
-/*
- * fork_fail_nth_memcg: the group's charges by kind (memory.stat), and the
- * events a failed fork must not raise (memory.events).
- */
+/* fork_fail_nth_memcg: the group's charges by kind (memory.stat). */
 #define MEMCG_FLUSH_WAIT	3	/* s: past the kernel's 2 s stats flush */
 #define MEMCG_HEADROOM		(128LL << 20)
 
@@ -640,12 +637,13 @@ static bool memcg_kind_back(size_t i, long long before, long long after)
  */
 static void enter_settings(char **argv)
 {
-	const char *missing = memcg_missing();
+	const char *missing;
 
 	if (getenv(MEMCG_ENV)) {
-		snprintf(memcg_group(), 96, "%s", getenv(MEMCG_ENV));
+		snprintf(memcg_group(), MEMCG_PATH_MAX, "%s", getenv(MEMCG_ENV));
 		return;
 	}
+	missing = memcg_missing();
 	if (missing) {
 		ksft_print_header();
 		ksft_exit_skip("%s\n", missing);

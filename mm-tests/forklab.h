@@ -595,10 +595,11 @@ static inline void reset_overcommit(void)
  * process in, memcg_leave() moves it back and removes the group.
  */
 #define CGROUP_ROOT	"/sys/fs/cgroup"
+#define MEMCG_PATH_MAX	96
 
 static inline char *memcg_group(void)
 {
-	static char group[96];
+	static char group[MEMCG_PATH_MAX];
 
 	return group;
 }
@@ -650,7 +651,7 @@ static inline void memcg_enter(const char *name)
 {
 	char pid[16];
 
-	snprintf(memcg_group(), 96, "%s/forklab-%s-%d", CGROUP_ROOT, name, getpid());
+	snprintf(memcg_group(), MEMCG_PATH_MAX, "%s/forklab-%s-%d", CGROUP_ROOT, name, getpid());
 	if (mkdir(memcg_group(), 0755))
 		ksft_exit_fail_msg("mkdir %s: %s\n", memcg_group(), strerror(errno));
 	snprintf(pid, sizeof(pid), "%d", getpid());
