@@ -244,6 +244,7 @@ static inline long long vmstat_value(const char *name)
 /* The fork_* counters, read together before and after one fork. */
 struct fork_counts {
 	long long vma_skip, vma_copy_policy, vma_copy_anon_vma, pte_copy;
+	long long huge_copy;	/* pmds (not hugetlb's entries) */
 };
 
 static inline bool have_fork_counts(void)
@@ -258,6 +259,7 @@ static inline struct fork_counts read_fork_counts(void)
 		.vma_copy_policy = vmstat_value("fork_vma_copy_policy"),
 		.vma_copy_anon_vma = vmstat_value("fork_vma_copy_anon_vma"),
 		.pte_copy = vmstat_value("fork_pte_copy"),
+		.huge_copy = vmstat_value("fork_huge_copy"),
 	};
 	return c;
 }
@@ -270,6 +272,7 @@ static inline struct fork_counts fork_counts_delta(struct fork_counts a,
 		.vma_copy_policy = b.vma_copy_policy - a.vma_copy_policy,
 		.vma_copy_anon_vma = b.vma_copy_anon_vma - a.vma_copy_anon_vma,
 		.pte_copy = b.pte_copy - a.pte_copy,
+		.huge_copy = b.huge_copy - a.huge_copy,
 	};
 	return d;
 }

@@ -35,6 +35,7 @@
 #define main forktest_main
 #include "forktest.c"
 #undef main
+#include "timed_fork.h"
 
 #define MAX_FORKS	64
 #define MAX_POLICIES	3
@@ -47,39 +48,6 @@ struct policy_figures {
 	struct fork_counts base;	/* a timed fork after shmdt() */
 	bool copied;			/* does it copy a shared vma? */
 };
-
-/*
- * One fork whose child exits as soon as the parent has read the clock: its
- * time and counter moves. The child waits on a pipe, so that on one CPU
- * its exit (under always: freeing the copied page tables) can never run
- * inside the parent's timed interval.
- */
-static long long timed_fork(struct fork_counts *counts)
-{
-	struct fork_counts before = read_fork_counts();
-	long long t0, ns;
-	int go[2];
-	pid_t pid;
-	char c;
-
-	if (pipe(go))
-		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-	t0 = now_ns();
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-	if (pid == 0) {
-		close(go[1]);
-		_exit(read(go[0], &c, 1) == 0 ? 0 : 1);
-	}
-	ns = now_ns() - t0;
-	close(go[0]);
-	close(go[1]);
-	if (wait_child(pid))
-		ksft_exit_fail_msg("child failed\n");
-	*counts = fork_counts_delta(before, read_fork_counts());
-	return ns;
-}
 
 /*
  * The order of the policies in fork i: all six orders of three in turn,
@@ -171,17 +139,6 @@ static void bench_size(unsigned int mib, unsigned int forks,
 		ksft_test_result(check_policy(&pol[j], mib, forks, pages),
 				 "%u MiB SysV shm, fork_copy=%s, %u forks\n",
 				 mib, pol[j].name, forks);
-}
-
-/* Is @s a whole number in [@lo, @hi], and nothing else? */
-static bool whole_in(const char *s, long lo, long hi)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	return !errno && end != s && !*end && v >= lo && v <= hi;
 }
 
 int main(int argc, char **argv)
