@@ -66,7 +66,8 @@ help:
 	@echo "                SHARD=K/N (mutate, mm-tests, policies): every N-th from the K-th"
 	@echo "make merge      join the shards of every run in build/ (tools/judge/merge)"
 	@echo "make museum     every real bug of museum/ caught and shown (tools/run/museum)"
-	@echo "make bench      the 2005 measurements: docs/RESULTS.md, its plots (tools/bench/all)"
+	@echo "make bench      the 2005 measurements and today's fork cost: docs/RESULTS.md, its"
+	@echo "                plots (tools/bench/all); QUICK=1: the shape, into build/bench/docs/"
 	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
 
 deps:
