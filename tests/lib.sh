@@ -52,7 +52,7 @@ tools_have_help() {
 	for tool in $(indexed_tools); do
 		case "$tool" in
 		# sources, data: not tools one runs
-		*.c|*.sh|*.py|*/exceptions|*/schemas/*) continue ;;
+		*.c|*.h|*.sh|*.py|*/exceptions|*/schemas/*) continue ;;
 		esac
 		[ -x "$here/tools/$tool" ] || { fail "$tool is not executable"; return; }
 		expect_exit 0 "$here/tools/$tool" --help &&

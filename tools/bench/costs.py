@@ -243,9 +243,14 @@ def cost_model(cost):
     coef, r2 = lstsq([[1.0] + [r[c] for c in used] for r in runs],
                      [median(r['ms']) for r in runs])
     got = dict(zip(used, coef[1:]))
+    small = min((r for (b, _), r in cost['private'].items() if b == '4k'),
+                key=lambda r: r['mib'])
+    predicted = coef[0] + sum(got[c] * small[c] for c in used)
     model = {'fixed_ms': coef[0], 'vma_ms': got['vmas_all'], 'pte_ms': got['ptes_all'],
              'pmd_ms': got.get('pmds_all'), 'hugetlb_ms': got.get('hugetlb_ptes'),
-             'r2': r2, 'n': len(runs)}
+             'r2': r2, 'n': len(runs),
+             'smallest': {'mib': small['mib'], 'predicted': predicted,
+                          'measured': median(small['ms'])}}
     trows, tys = [], []
     for (_, policy, _), r in cost['tradeoff'].items():
         if policy != 'lazy':
@@ -277,14 +282,24 @@ def break_even(cost, mapping):
                      'faults': lz['faults'], 'touched': lz['touched'],
                      'always_all': a['total_ms'], 'lazy_all': lz['total_ms']})
     diffs = [(r['f'], r['lazy'] - r['always']) for r in rows]
-    found = None
+    found, resolved = None, None
     for (f0, d0), (f1, d1) in zip(diffs, diffs[1:]):
         if d0 < 0 <= d1 or d0 > 0 >= d1:
             found = f0 + (f1 - f0) * (-d0) / (d1 - d0)
             break
+    # Where the ranges say which is cheaper: -1 lazy (its slowest round
+    # beat always's fastest), +1 always, 0 overlapping.
+    for r in rows:
+        r['apart'] = (-1 if max(r['lazy_all']) < min(r['always_all']) else
+                      1 if min(r['lazy_all']) > max(r['always_all']) else 0)
+    if found is not None:
+        below = [r['f'] for r in rows if r['apart'] == -1 and r['f'] <= found]
+        above = [r['f'] for r in rows if r['apart'] == 1 and r['f'] >= found]
+        resolved = {'lazy_up_to': max(below) if below else None,
+                    'always_from': min(above) if above else None}
     coef, _ = lstsq([[1.0, f] for f, _ in diffs], [d for _, d in diffs])
     line = -coef[0] / coef[1] if coef[1] else None
-    return {'rows': rows, 'measured': found, 'line': line,
+    return {'rows': rows, 'measured': found, 'resolved': resolved, 'line': line,
             'lazy_first': diffs[0][1] <= 0 if diffs else None,
             'mib': cost['tradeoff'][(mapping, 'lazy', fr[0])]['pages'] // 256}
 
