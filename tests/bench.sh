@@ -151,7 +151,9 @@ forkcost_counts_each_kind() {
 	expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 --mem 512M "$bin" -k 1 tradeoff 1 &&
 	[ "$(grep -c '^ok ' "$scratch/stdout")" = 2 ] ||
 		{ fail "want 2 trade-off results: $(head -c 600 "$scratch/stdout")"; return; }
-	expect_in '^# tradeoff: mapping=shm mib=1 policy=always sixteenths=16 pages=256 touched=256 ptes=256 .* faults=0 ' "$scratch/stdout" &&
+	# Under always UML takes none or one host fault a page (the host's
+	# protection keys decide, forklab.h's faults_as_expected()): either.
+	expect_in '^# tradeoff: mapping=shm mib=1 policy=always sixteenths=16 pages=256 touched=256 ptes=256 .* faults=\(0\|256\) ' "$scratch/stdout" &&
 	expect_in '^# tradeoff: mapping=shm mib=1 policy=lazy sixteenths=16 pages=256 touched=256 ptes=0 .* faults=256 ' "$scratch/stdout" &&
 	expect_in '^# tradeoff: mapping=file mib=1 policy=lazy sixteenths=16 pages=256 touched=256 ptes=0 .* faults=16 ' "$scratch/stdout"
 }
