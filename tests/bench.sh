@@ -146,6 +146,8 @@ forkcost_counts_each_kind() {
 	expect_in '^# private: backing=4k mib=2 forks=2 ptes=512 pmds=0 hugetlb_ptes=0 present=512 ' "$scratch/stdout" &&
 	expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 --mem 512M "$bin" -k 2 private thp 2 &&
 	expect_in '^ok 1 thp, 2 MiB private anonymous memory # SKIP no THP' "$scratch/stdout" &&
+	expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 --mem 512M "$bin" -k 2 private 64k 2 &&
+	expect_in '^ok 1 64k, 2 MiB private anonymous memory # SKIP no THP$' "$scratch/stdout" &&
 	expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 --mem 512M "$bin" -k 2 vmas 16 &&
 	expect_in '^# vmas: count=16 forks=2 vmas=16 ptes=16 ' "$scratch/stdout" &&
 	expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 --mem 512M "$bin" -k 1 tradeoff 1 &&

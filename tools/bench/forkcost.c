@@ -140,6 +140,8 @@ static const char *backing_missing(enum backing b)
 	case BACK_4K:
 		return NULL;
 	case BACK_64K:
+		if (!have_file(THP_SYSFS "/enabled"))
+			return "no THP";
 		return have_file(THP_SYSFS "/hugepages-64kB/stats/anon_fault_alloc") ?
 			NULL : "no 64 KiB mTHP (6.10's per-size THP and its stats)";
 	case BACK_THP:
@@ -266,8 +268,10 @@ static size_t present_4k_pages(const void *p, size_t len)
 /*
  * The child's side of a fork: wait for the parent's word on @go, then
  * write (or read) one word in each 4 KiB of [@p, @p + @len), timed, and
- * report on @rep. Waiting first keeps the child's work out of the
- * parent's timed fork().
+ * report on @rep; then exit when the parent closes @go. Waiting first
+ * keeps the child's work out of the parent's timed fork(); waiting last
+ * puts all of its exit (the teardown of what fork copied and what it
+ * touched) after the parent's clock starts.
  */
 static void child_touches(int go, int rep, uint8_t *p, size_t len,
 			  bool writes)
@@ -302,6 +306,8 @@ static void child_touches(int go, int rep, uint8_t *p, size_t len,
 	c.faults = minor_faults() - c.faults;
 	if (write(rep, &c, sizeof(c)) != sizeof(c) || sum == 1)
 		_exit(2);
+	if (read(go, &byte, 1) < 0)
+		_exit(2);
 	_exit(0);
 }
 
@@ -326,11 +332,13 @@ static long long fork_then_touch(uint8_t *p, size_t len, bool writes,
 	*counts = fork_counts_delta(before, read_fork_counts());
 	close(go[0]);
 	close(rep[1]);
-	close(go[1]);		/* go */
+	if (write(go[1], "g", 1) != 1)
+		ksft_exit_fail_msg("pipe to the child: %s\n", strerror(errno));
 	if (read(rep[0], cost, sizeof(*cost)) != sizeof(*cost))
 		ksft_exit_fail_msg("no report from the child\n");
 	close(rep[0]);
 	t0 = now_ns();
+	close(go[1]);		/* exit */
 	if (wait_child(pid))
 		ksft_exit_fail_msg("child failed\n");
 	*exit_ns = now_ns() - t0;
