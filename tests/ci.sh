@@ -51,11 +51,15 @@ ci_run_makes_its_steps_only() {
 	mkdir -p "$repo/.ci" "$repo/tools/judge" "$scratch/bin" || return 1
 	cp "$here/.ci/run" "$repo/.ci/run"
 	printf '#!/bin/sh\necho "0 passed, 0 failed, 0 skipped"\n' > "$repo/tools/judge/results"
-	printf '#!/bin/sh\necho "$*" >> "%s"\n[ "$1" != "${FAIL_GOAL:-}" ]\n' \
+	# One line per make, its arguments joined by '|': a quoted argument
+	# split in two shows.
+	printf '#!/bin/bash\n(IFS="|"; echo "$*") >> "%s"\n[ "$1" != "${FAIL_GOAL:-}" ]\n' \
 		"$scratch/made" > "$scratch/bin/make"
 	chmod +x "$repo/tools/judge/results" "$scratch/bin/make"
 	PATH=$scratch/bin:$PATH expect_exit 0 bash "$repo/.ci/run" || return 1
-	sed -n 's/^step [0-9]* //p' "$here/.ci/run" | tr -d '"' > "$scratch/want"
+	sed -n 's/^step [0-9]* //p' "$here/.ci/run" |
+		python3 -c 'import shlex, sys; [print("|".join(shlex.split(l))) for l in sys.stdin]' \
+		> "$scratch/want"
 	diff "$scratch/want" "$scratch/made" > "$scratch/diff" ||
 		fail ".ci/run did not make its steps alone: $(cat "$scratch/diff")" || return 1
 	grep -q '^matrix_step [0-9]* mutate' "$here/.ci/run" ||

@@ -135,23 +135,32 @@ mutate_passes_when_all_killed() {
 
 # A run stopped while a mutant's suites ran (CI's timeout, ^C) leaves
 # what make test left: its KUnit results, not the mutant's (a stopped make
-# museum once turned CI red with an exhibit's failing row); the tree is
-# reverted.
+# museum once turned CI red with an exhibit's failing row), a file make
+# test did not leave (kunit.key) removed; the tree is reverted. A run
+# stopped during a build stops the build, not waits for it (timeout's
+# grace is 60 s; a build takes minutes).
 t mutate_stopped_leaves_make_tests_results
 mutate_stopped_leaves_make_tests_results() {
-	stand_in_tree
-	build=$scratch/build target um
-	mkdir -p "$target_res" &&
-	echo "make test's KTAP" > "$target_res/kunit.ktap" &&
-	echo "make test's JSON" > "$target_res/kunit.json" || return 1
-	FAKE_KUNIT_STOP=1 BUILD=$scratch/build MUTANTS=$fixtures/mutants \
-		RUN_KUNIT=$fixtures/fake-run-kunit \
-		expect_exit 130 "$here/tools/run/mutants" 01-killed || return 1
-	diff -r "$fixtures/tree" "$scratch/build/src/linux" >/dev/null ||
-		fail "a stopped run left the mutant applied" || return 1
-	grep -qx "make test's KTAP" "$target_res/kunit.ktap" &&
-	grep -qx "make test's JSON" "$target_res/kunit.json" ||
-		fail "a stopped run left the mutant's KUnit results"
+	local stop
+	for stop in exec build; do
+		stand_in_tree
+		build=$scratch/build target um
+		mkdir -p "$target_res" &&
+		echo "make test's KTAP" > "$target_res/kunit.ktap" &&
+		echo "make test's JSON" > "$target_res/kunit.json" || return 1
+		rm -f "$scratch/built"
+		FAKE_KUNIT_STOP=$stop FAKE_KUNIT_BUILT=$scratch/built \
+			BUILD=$scratch/build MUTANTS=$fixtures/mutants \
+			RUN_KUNIT=$fixtures/fake-run-kunit \
+			expect_exit 130 "$here/tools/run/mutants" 01-killed || return 1
+		diff -r "$fixtures/tree" "$scratch/build/src/linux" >/dev/null ||
+			fail "stopped in $stop: the mutant was left applied" || return 1
+		grep -qx "make test's KTAP" "$target_res/kunit.ktap" &&
+		grep -qx "make test's JSON" "$target_res/kunit.json" &&
+		[ ! -e "$target_res/kunit.key" ] ||
+			fail "stopped in $stop: a mutant's KUnit results were left" || return 1
+	done
+	[ ! -e "$scratch/built" ] || fail "the stop waited for the build to end"
 }
 
 # A mutant that no longer applies (the tree moved on) is an error, named;
