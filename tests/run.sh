@@ -163,6 +163,17 @@ mutate_stopped_leaves_make_tests_results() {
 	[ ! -e "$scratch/built" ] || fail "the stop waited for the build to end"
 }
 
+# make mutate run on a terminal (script(1) gives it one): the builds and
+# suites it runs in process groups of their own must not have the
+# terminal as stdin, or kunit.py's 'stty sane' stops or fails them.
+t mutate_runs_on_a_terminal
+mutate_runs_on_a_terminal() {
+	stand_in_tree
+	BUILD=$scratch/build MUTANTS=$fixtures/mutants RUN_KUNIT=$fixtures/fake-run-kunit \
+		expect_exit 0 timeout 60 script -qec "$here/tools/run/mutants 01-killed" /dev/null &&
+	expect_in '01-killed .*killed' "$scratch/stdout"
+}
+
 # A mutant that no longer applies (the tree moved on) is an error, named;
 # and without a built kernel there is nothing to mutate.
 t mutate_rejects_stale_mutant
