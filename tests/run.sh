@@ -39,6 +39,30 @@ mutate_reports_each_outcome() {
 		fail "KTAP does not fail the survivor"
 }
 
+# stryker_status REPORT ID STATUS [REASON]: mutant ID of the Stryker
+# report has STATUS, and a statusReason that starts with REASON.
+stryker_status() {
+	python3 - "$@" <<'PY' || fail "$2 is not $3 ${4:+($4...)} in $1"
+import json, sys
+report, name, status = sys.argv[1:4]
+reason = sys.argv[4] if len(sys.argv) > 4 else ''
+m = {m['id']: m for f in json.load(open(report))['files'].values()
+     for m in f['mutants']}[name]
+print(m['status'], m.get('statusReason'), file=sys.stderr)
+assert m['status'] == status and m.get('statusReason', '').startswith(reason)
+PY
+}
+
+# A patch declared equivalent that a test kills: the run fails it, and
+# its report does not call it Killed (the claim broke, not the kernel).
+t mutate_equivalent_killed_is_no_kill
+mutate_equivalent_killed_is_no_kill() {
+	MUTANTS=$fixtures/mutants-equivalent-killed expect_exit 1 mutate
+	expect_in '01-claims-equivalent .*KILLED? .*claimed equivalent, yet killed by' "$scratch/stdout"
+	stryker_status "$scratch/build/mutate/mutation-report.json" 01-claims-equivalent \
+		RuntimeError 'KILLED?: claimed equivalent'
+}
+
 # make mutate's results in Stryker's report schema (the vendored
 # mutation-testing-report-schema validates them): each outcome as its
 # status, at the line the mutant's hunk removes, killedBy its rows;
@@ -223,6 +247,11 @@ museum_judges_each_exhibit() {
 	expect_in '04-fails-unmodified .*exit 1: not ok 1 fake: fails everywhere' "$scratch/stdout" &&
 	expect_in '05-skips .*NOT SHOWN .*exit 4' "$scratch/stdout" &&
 	expect_in '1 of 5 exhibits caught, shown, and clean' "$scratch/stdout" || return 1
+	# Its Stryker report says what happened: only the exhibit the run
+	# counts as caught is Killed.
+	stryker_status "$scratch/build/museum/mutation-report.json" 01-shown Killed
+	stryker_status "$scratch/build/museum/mutation-report.json" 02-wrong-row Survived 'WRONG ROW: not by'
+	stryker_status "$scratch/build/museum/mutation-report.json" 03-not-shown Survived 'NOT SHOWN: its reproducer'
 	local ktap=$scratch/build/museum/museum.ktap
 	expect_in '^ok 1 01-shown$' "$ktap" &&
 	expect_in '^not ok 4 04-fails-unmodified # its reproducer fails on the unmodified kernel' "$ktap" &&
@@ -376,9 +405,10 @@ mm_tests_shards_merge_to_one_run() {
 	mkdir -p "$(dirname "$target_image")" && ln -s "$kernel" "$target_image" || return 1
 	BUILD=$b COVERAGE=0 MM_TESTS_LIST=$scratch/four.list MM_TESTS_BIN=$scratch \
 		expect_exit 1 "$here/tools/run/mm-tests" --out "$scratch/mm-whole" || return 1
+	# Shard 1 holds b, which exits 1.
 	for k in 0 1 2; do
 		BUILD=$b SHARD=$k/3 MM_TESTS_LIST=$scratch/four.list MM_TESTS_BIN=$scratch \
-			"$here/tools/run/mm-tests" > /dev/null 2>&1
+			expect_exit "$((k == 1))" "$here/tools/run/mm-tests"
 	done
 	# a and d are shard 0's (0 and 3 of a b c d), b shard 1's.
 	expect_in '^ok 1 d$' "$target_res/mm-tests-0-of-3/results.ktap" &&
