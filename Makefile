@@ -115,9 +115,13 @@ test-tools: tree
 # complained in).
 # The tools' tests run on the default target only (they are the same on
 # every target).
-# Last, the results as JUnit XML and KCIDB JSON (RES/junit.xml,
+# Then the results as JUnit XML and KCIDB JSON (RES/junit.xml,
 # RES/kcidb.json: tools/judge/export), and the page of every target's
-# (build/report/index.html: tools/judge/report).
+# (build/report/index.html: tools/judge/report). Last, make check's
+# verdict (tools/judge/results --target): every row of its suites held
+# against configs/expected/, one line per row that is not as expected; a
+# vanished row, an unexpected skip or a program that crashed after its
+# rows fail make check here, as they fail CI.
 PARSE = python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1; \
 	python3 $(KUNIT_PY) parse $(RES)/mm-tests/results.ktap | tail -n 1
 ifneq ($(SUFFIX),)
@@ -130,6 +134,7 @@ check: deps tree
 	$(PARSE); \
 	tools/judge/export || status=1; \
 	tools/judge/report || status=1; \
+	tools/judge/results --target || status=1; \
 	exit $$status
 else
 # While the kernel builds: the tools' tests that need no kernel (tests/run
@@ -150,6 +155,7 @@ check: deps tree
 	$(PARSE); \
 	tools/judge/export || status=1; \
 	tools/judge/report || status=1; \
+	tools/judge/results --target || status=1; \
 	exit $$status
 endif
 

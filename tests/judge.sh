@@ -281,6 +281,88 @@ console_scan_rejects_bad_input() {
 	one_line_stderr
 }
 
+# A scanner that takes a printk notice for __warn()'s splat: a real UML
+# console of 'mount -t tmpfs -o mand' (tests/fixtures/uml/mount-mand.c),
+# with fs/namespace.c's "WARNING: The mand mount option has been
+# deprecated and" and no taint, passes silently, with --taint too.
+t console_scan_passes_a_notice
+console_scan_passes_a_notice() {
+	expect_in '^WARNING: The mand mount option' "$consoles/notice-mand.log" &&
+	expect_exit 0 scan --taint "$consoles/notice-mand.log" || return 1
+	[ ! -s "$scratch/stdout" ] || fail "notice-mand.log: $(cat "$scratch/stdout")"
+}
+
+# A scanner blind to __warn()'s splat, or one that fails its other lines:
+# a real WARN_ON_ONCE() on UML (tests/fixtures/uml/warn-on.c) and one on
+# x86_64 after the 'mand' notice are one 'warning' each, at "WARNING: CPU:
+# N PID: N at FILE:LINE FUNC+..."; so is a splat without the file, and
+# --taint names the W.
+t console_scan_fails_a_warn_splat
+console_scan_fails_a_warn_splat() {
+	local f want=': warning: WARNING: CPU: 0 PID: [0-9]* at mm/gup.c:2625 is_valid_gup_args+0x'
+	for f in warning-gup:86 warning-x86_64:20; do
+		expect_exit 1 scan "$consoles/${f%:*}.log" || return 1
+		grep -q "^judge/console-scan: $consoles/${f%:*}.log:${f#*:}$want" "$scratch/stdout" &&
+			[ "$(wc -l < "$scratch/stdout")" = 1 ] ||
+			fail "${f%:*}.log: want one warning at line ${f#*:}: $(cat "$scratch/stdout")"
+	done
+	sed 's| at mm/gup.c:2625 | at |' "$consoles/warning-gup.log" > "$scratch/no-file.log"
+	expect_exit 1 scan --taint "$scratch/no-file.log" &&
+	expect_in ':86: warning: WARNING: CPU: 0 PID: 19 at is_valid_gup_args+0x' "$scratch/stdout" &&
+	expect_in ':121: taint: tainted 512: W$' "$scratch/stdout"
+}
+
+# A scanner blind to one of lockdep's reports: each headline of
+# kernel/locking/lockdep.c (one report of each in lockdep-reports.log, the
+# line after its '=====' rule) is a 'lockdep' complaint, and no other line
+# is a complaint.
+t console_scan_fails_every_lockdep_report
+console_scan_fails_every_lockdep_report() {
+	local f=$consoles/lockdep-reports.log
+	awk 'prev ~ /^=+$/ { print FNR ": lockdep: " $0 } { prev = $0 }' "$f" > "$scratch/want"
+	[ "$(wc -l < "$scratch/want")" = 14 ] || fail "lockdep-reports.log: not 14 reports"
+	expect_exit 1 scan "$f"
+	sed "s|^judge/console-scan: $f:||" "$scratch/stdout" > "$scratch/got"
+	diff "$scratch/want" "$scratch/got" > "$scratch/diff" ||
+		fail "lockdep reports (< missed, > not one): $(cat "$scratch/diff")"
+}
+
+# A pattern that swallows a notice NOTICES lists: the scan refuses to run
+# (exit 2, the notice named) rather than judge consoles by two lists that
+# disagree. The scanner under test is a copy with the old '^WARNING: '.
+t console_scan_refuses_patterns_that_match_a_notice
+console_scan_refuses_patterns_that_match_a_notice() {
+	sed "s|^\(	('warning', r'^WARNING: \)CPU: .*|\1'),|" \
+		"$here/tools/judge/console-scan" > "$scratch/console-scan"
+	grep -q "^	('warning', r'^WARNING: ')," "$scratch/console-scan" ||
+		fail "no 'warning' pattern to widen in tools/judge/console-scan"
+	expect_exit 2 python3 "$scratch/console-scan" "$consoles/clean-user.log" &&
+	one_line_stderr &&
+	expect_in "warning matches the notice 'WARNING: The mand mount option" "$scratch/stderr"
+}
+
+# NOTICES against the prepared trees: each line that a printk call of the
+# kernel starts with "WARNING:" is a complaint (__warn()'s, lockdep's) or
+# a listed notice, and 6.12's tree has every listed notice. A new notice
+# in the kernel, or a pattern that loses a report, fails here.
+t console_scan_knows_every_warning_of_the_tree
+console_scan_knows_every_warning_of_the_tree() {
+	local tree
+	expect_exit 2 scan --check-tree "$scratch" && one_line_stderr &&
+	expect_exit 2 scan --check-tree "$scratch" "$consoles/warning.log" &&
+	one_line_stderr || return 1
+	[ -f "$build/src/linux/kernel/panic.c" ] ||
+		{ skip "no kernel tree yet ('make tree' prepares it)"; return; }
+	expect_exit 0 scan --check-tree "$build/src/linux" &&
+	expect_in ' complaints, [0-9]* listed notices, 0 neither$' "$scratch/stdout" || return 1
+	! grep -q ': note: ' "$scratch/stdout" ||
+		fail "listed notices not in 6.12: $(grep ': note: ' "$scratch/stdout")"
+	for tree in "$build"/*/src/linux; do
+		[ -f "$tree/kernel/panic.c" ] || continue
+		expect_exit 0 scan --check-tree "$tree" || return 1
+	done
+}
+
 # tools/judge/results on a copy of tests/fixtures/results/build (every suite a
 # few rows, all passing), counted against tests/fixtures/results/expect
 # with the prepared tree's KTAP parser.
@@ -369,7 +451,7 @@ results_fails_a_crash_after_complete_ktap() {
 		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
 	expect_exit 1 results_on mm-tests-crash.ktap mm-tests/results.ktap &&
 	expect_in '^judge/results: mm-tests: 4 passed, 1 failed, 0 skipped$' "$scratch/stdout" || return
-	[ "$(grep -c '^judge/results: mm-tests: .*prog (exit status 125)$' "$scratch/stdout")" = 1 ] ||
+	[ "$(grep -c '^judge/results: mm-tests: ERROR prog/(exit status) (exit status 125)$' "$scratch/stdout")" = 1 ] ||
 		{ fail "want one line naming prog: $(cat "$scratch/stdout")"; return; }
 	results_total_is '19 passed, 1 failed, 0 skipped'
 }
@@ -382,7 +464,7 @@ results_says_why_a_row_failed() {
 		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
 	expect_exit 1 results_on mm-tests-failed-row.ktap mm-tests/results.ktap &&
 	expect_in '^judge/results: mm-tests: 3 passed, 1 failed, 0 skipped$' "$scratch/stdout" &&
-	expect_in '^judge/results: mm-tests: 1 row failed: prog/second$' "$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests: FAIL prog/second$' "$scratch/stdout" &&
 	expect_in '^judge/results: mm-tests: prog/second: wrong: injection 2: fork() went on after a failure in copy_process' \
 		"$scratch/stdout" &&
 	expect_in '^judge/results: mm-tests: prog/second: wrong: injection 3: ' "$scratch/stdout" &&
@@ -401,7 +483,7 @@ results_fails_a_missing_row() {
 		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
 	expect_exit 1 results_on mm-tests-always-missing.ktap policies/always/results.ktap &&
 	expect_in '^judge/results: mm-tests-always: 3 passed, 1 failed, 0 skipped$' "$scratch/stdout" &&
-	expect_in '^judge/results: mm-tests-always: 1 row missing: forktest/1 MiB SysV shm, fork_copy=always$' \
+	expect_in '^judge/results: mm-tests-always: MISSING forktest/1 MiB SysV shm, fork_copy=always (the expectations list it; the log does not have it)$' \
 		"$scratch/stdout" &&
 	results_total_is '18 passed, 1 failed, 0 skipped'
 }
@@ -414,8 +496,73 @@ results_fails_an_unexpected_skip() {
 		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
 	expect_exit 1 results_on tools-skips.ktap tests/tools.ktap &&
 	expect_in '^judge/results: tools: 1 passed, 1 failed, 1 skipped$' "$scratch/stdout" &&
-	expect_in '^judge/results: tools: unexpected skip: b_test (no UML kernel yet)$' "$scratch/stdout" &&
+	expect_in '^judge/results: tools: UNEXPECTED SKIP b_test (no UML kernel yet)$' "$scratch/stdout" &&
 	results_total_is '17 passed, 1 failed, 1 skipped'
+}
+
+# One run, four readers: make check's verdict (judge/results --target),
+# junit.xml, kcidb.json and the HTML page must name the same rows as not
+# as expected, each with the same verdict. The run (tests/fixtures/results/
+# agree/): a KUnit row that vanished and one during which the console
+# printed a WARNING (console-scan fails it), a user-space skip the
+# expectations do not list, and a program whose boot died (no exit
+# status, its rows missing). A reader that walks the log its own way, or
+# does not know the expectations, disagrees here.
+t every_reader_gives_the_same_verdicts
+every_reader_gives_the_same_verdicts() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local dir=$scratch/results-build agree=$fixtures/results/agree
+	cp -a "$fixtures/results/build" "$dir"
+	expect_exit 1 "$here/tools/judge/console-scan" --ktap "$dir/kunit.ktap" \
+		"$agree/kunit-console.log"
+	cp "$agree/mm-tests.ktap" "$dir/mm-tests/results.ktap"
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 1 "$here/tools/judge/results" \
+		--target --expect "$fixtures/results/expect"
+	cp "$scratch/stdout" "$scratch/results.out"
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/export" \
+		--expect "$fixtures/results/expect"
+	BUILD=$dir expect_exit 0 "$here/tools/judge/report"
+	python3 - "$scratch/results.out" "$dir/junit.xml" "$dir/kcidb.json" \
+		"$dir/report/index.html" <<'PY' || fail "the readers disagree"
+import html, json, re, sys
+import xml.etree.ElementTree as ET
+out, junit, kcidb, page = sys.argv[1:5]
+want = {('kunit', 'fixture_suite/plain_case'): 'FAIL',
+	('kunit', 'fixture_suite/param_case/row two'): 'MISSING',
+	('mm-tests', 'forktest/1 MiB SysV shm, fork_copy=lazy'): 'UNEXPECTED SKIP',
+	('mm-tests', 'prog'): 'ERROR',
+	('mm-tests', 'prog/first'): 'MISSING',
+	('mm-tests', 'prog/second'): 'MISSING'}
+def path(classname, name):
+	suite, group = classname.split('.', 1)
+	return suite, group if name == group else f'{group}/{name}'
+said = {}
+for line in open(out):
+	m = re.match(r'judge/results: (kunit|mm-tests): (FAIL|ERROR|MISSING|UNEXPECTED SKIP|UNLISTED) (\S.*?)(?: \(.*\))?$', line)
+	if m:
+		said[m.group(1), m.group(3)] = m.group(2)
+assert said == want, ('judge/results', said)
+said = {}
+for case in ET.parse(junit).getroot().iter('testcase'):
+	for kind in ('failure', 'error'):
+		el = case.find(kind)
+		if el is not None:
+			said[path(case.get('classname'), case.get('name'))] = el.get('message').split(':')[0]
+assert said == want, ('junit.xml', said)
+said = {}
+status = {'FAIL': 'FAIL', 'ERROR': 'ERROR', 'MISSING': 'MISS', 'UNEXPECTED SKIP': 'FAIL'}
+for t in json.load(open(kcidb))['tests']:
+	v = t.get('misc', {}).get('verdict')
+	if v and v not in ('PASS', 'SKIP'):
+		assert t['status'] == status[v], t
+		said[path(*t['misc']['name'].split('/', 1))] = v
+assert said == want, ('kcidb.json', said)
+listed = {path(*html.unescape(m.group(1)).split(': ', 1)[0:1], html.unescape(m.group(1)).split(': ', 1)[1])
+	  for m in re.finditer(r'<li><b>(.*?)</b>', open(page).read())}
+assert listed == set(want), ('report', listed)
+PY
+	expect_in '^5 passed, 6 failed, 0 skipped$' "$scratch/results.out"
 }
 
 # Every exhibit of museum/ has a whole header as the report reads it
@@ -500,6 +647,7 @@ export_writes_junit_and_kcidb() {
 	# The coverage gate's figures, as tests with a number.
 	mkdir -p "$scratch/results-build/coverage" &&
 	cp "$fixtures/gate/pass.info" "$scratch/results-build/coverage/forklab.info" &&
+	cp "$fixtures/gate/source.c" "$scratch/results-build/coverage/" &&
 	BUILD=$scratch/results-build KUNIT_DIR=$results_kunit GATE_SPEC=$fixtures/gate/spec \
 		expect_exit 0 "$here/tools/judge/export" --out "$scratch/out" &&
 	expect_in '"path": "coverage.decide.branches"' "$kcidb" &&
@@ -509,6 +657,41 @@ export_writes_junit_and_kcidb() {
 	expect_exit 0 export_on none mm-tests/results.ktap &&
 	expect_in '"status": "MISS"' "$kcidb" &&
 	kcidb_valid "$kcidb" 2> /dev/null || fail "a MISS document does not validate"
+}
+
+# The KCIDB checkout and build say what this run's prepare and build did:
+# valid only when prepare-tree finished the tree (its stamp), the build's
+# status what run/kunit's make left in OBJ/build.status (an image from an
+# earlier build is no PASS), MISS with no record.
+t export_says_what_was_built
+export_says_what_was_built() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local kcidb=$scratch/out/kcidb.json dir=$scratch/results-build
+	# kcidb_field EXPR WANT: the document's EXPR (Python, on d) is WANT.
+	kcidb_field() {
+		python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+			"$kcidb" "$1" > "$scratch/field" || fail "cannot read $1"
+		[ "$(cat "$scratch/field")" = "$2" ] ||
+			fail "$1 is $(cat "$scratch/field"), want $2"
+	}
+	expect_exit 0 export_on
+	kcidb_field "d['checkouts'][0]['valid']" False
+	kcidb_field "d['builds'][0]['status']" MISS
+	mkdir -p "$dir/src" "$dir/uml"
+	echo hash > "$dir/src/linux.stamp"
+	echo FAIL > "$dir/uml/build.status"
+	: > "$dir/uml/linux"
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/export" --out "$scratch/out"
+	kcidb_field "d['checkouts'][0]['valid']" True
+	kcidb_field "d['builds'][0]['status']" FAIL
+	echo PASS > "$dir/uml/build.status"
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/export" --out "$scratch/out"
+	kcidb_field "d['builds'][0]['status']" PASS
+	rm "$dir/uml/linux"
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/export" --out "$scratch/out"
+	kcidb_field "d['builds'][0]['status']" MISS
+	kcidb_valid "$kcidb" 2> /dev/null || fail "kcidb.json does not validate"
 }
 
 # judge/merge joins make policies' shards (SHARD=K/N over the sorted

@@ -1,0 +1,465 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The results model: every verdict forklab gives on a run's rows.
+
+One reading of a run for every consumer (make check's exit status, make
+results, judge/export's junit.xml and kcidb.json, and through them
+judge/report's page and make merge): each suite's KTAP log is parsed with
+the tree's own parser (forklab.ktap: kunit.py's kunit_parser), in which
+judge/console-scan has already failed the tests the kernel complained in,
+and each row is held against the rows the expectations file lists for the
+suite. A row's verdict is one of
+
+  PASS             it passed, and the expectations list it
+  SKIP             it skipped, and the expectations list that skip
+  FAIL             it failed
+  ERROR            it did not complete: a program that crashed, timed out
+                   or left no exit status after its rows (its group's own
+                   'not ok' with every row ok: the row 'GROUP/(exit
+                   status)'), a log without KTAP or without a single test
+  UNEXPECTED SKIP  it skipped, and the expectations do not list that skip
+  MISSING          the expectations list it; the log does not have it
+  UNLISTED         it passed, and the expectations do not list it
+
+PASS and SKIP are as expected; every other verdict fails the run.
+
+As a command (tools/judge/results runs it, and documents it):
+
+  python3 -m forklab.results PROG EXPECT KUNIT_DIR ROOT [--rows] < SUITES
+
+SUITES has one line per suite: 'NAME POLICY|- NEED LOG', NEED required
+(a missing log fails), optional (a missing log is left out) or unjudged
+(a suite the expectations may name, not read).
+EXPECT is the expectations file (configs/expected/um describes the
+format); KUNIT_DIR holds the tree's kunit_parser.py; ROOT is the forklab
+checkout, against which the paths of EXPECT's @ lines are taken.
+
+The parser's JSON is not enough: it keeps no status for a group, and
+bubble_up_test_results() does not count a group's own 'not ok' when the
+group has subtests, so a program that printed complete, all-ok KTAP and
+then crashed would count no failure.
+"""
+
+import collections
+import glob
+import os
+import re
+import signal
+import sys
+
+from forklab import ktap
+
+PASS, SKIP, FAIL, ERROR = 'PASS', 'SKIP', 'FAIL', 'ERROR'
+UNEXPECTED_SKIP, MISSING, UNLISTED = 'UNEXPECTED SKIP', 'MISSING', 'UNLISTED'
+# The verdicts a run may end with and pass.
+AS_EXPECTED = (PASS, SKIP)
+
+# What tools/run/mm-tests (and kunit.py) put after '#' on a result line
+# when a program or a kernel did not complete: not a verdict on the code.
+# run/mm-tests writes each of these; tests/judge.sh holds the two to one
+# list.
+INCOMPLETE = ('exit status', 'no exit status', 'timed out', 'crashed',
+	      'no results')
+
+# The row of a group that failed although none of its rows did.
+OWN_STATUS = '(exit status)'
+
+
+class ResultsError(Exception):
+	"""A bad expectations file: the message is the one error line."""
+
+
+# --- the expectations file ---------------------------------------------------
+
+SECTION = re.compile(r'^\[([A-Za-z0-9_.-]+)\]$')
+SKIP_LINE = re.compile(r'^(.*?)\s+#\s*SKIP\s+(\S.*)$')
+REGISTRATION = re.compile(r'^tk? ([A-Za-z_][A-Za-z0-9_]*)\s*$', re.M)
+
+
+class Expected:
+	"""The rows one section of the expectations file lists."""
+
+	def __init__(self):
+		self.rows = collections.Counter()	# row -> times listed
+		self.skips = {}				# row -> why it may skip
+
+	def resolve(self, policy, where):
+		"""The rows of a suite under @policy (None: the suite has none)."""
+		def fill(row):
+			if '{policy}' in row and policy is None:
+				raise ResultsError(f'{where}: {{policy}} in a suite without a policy: {row}')
+			return row.replace('{policy}', policy or '')
+
+		rows = collections.Counter()
+		for row, n in self.rows.items():
+			rows[fill(row)] += n
+		skips = {fill(row): why for row, why in self.skips.items()}
+		# A row listed only with '# SKIP WHY' is one expected row.
+		for row in skips:
+			if not rows[row]:
+				rows[row] = 1
+		return Rows(rows, skips)
+
+
+class Rows:
+	"""A suite's expected rows, matched off one by one as the log has
+	them: literally, or through '{n}' (any whole number)."""
+
+	def __init__(self, rows, skips):
+		self.left = rows
+		self.skips = skips
+		self.patterns = [(row, re.compile(
+			'[0-9]+'.join(re.escape(part) for part in row.split('{n}'))))
+			for row in rows if '{n}' in row]
+
+	def take(self, path):
+		"""The expected row @path is, now matched; None if none is."""
+		if self.left[path] > 0 and '{n}' not in path:
+			self.left[path] -= 1
+			return path
+		for row, pattern in self.patterns:
+			if self.left[row] > 0 and pattern.fullmatch(path):
+				self.left[row] -= 1
+				return row
+		return None
+
+	def missing(self):
+		return list(self.left.elements())
+
+
+def patch_names(path, key, default):
+	"""The names a mutant's KEY line lists ('Targets:', where it runs,
+	default um; 'Trees:', what it applies to, default 6.12), as
+	tools/lib/forklab.sh reads them (for_this_target, for_this_tree)."""
+	with open(path, errors='backslashreplace') as f:
+		for line in f:
+			if line.startswith(key):
+				return line[len(key):].split()
+	return [default]
+
+
+def derived_rows(root, directive, arg, where):
+	"""The rows of an '@tests FILES' or '@patches DIR' line."""
+	path = os.path.join(root, arg)
+	if directive == '@tests':
+		# '@tests tests/*.sh': every file the pattern matches.
+		rows = []
+		for p in sorted(glob.glob(path)) or [path]:
+			try:
+				with open(p) as f:
+					rows += REGISTRATION.findall(f.read())
+			except OSError as e:
+				raise ResultsError(f'{where}: {arg}: {e.strerror}') from e
+		if not rows:
+			raise ResultsError(f"{where}: no 't NAME' line in {arg}")
+		return rows
+	if directive == '@patches':
+		# '@patches DIR TARGET [TREE]': only the patches that run on
+		# TARGET (their 'Targets:' line; none means um) and apply to
+		# TREE (their 'Trees:' line; none means 6.12; no TREE: 6.12),
+		# as tools/run/mutants picks.
+		arg, _, target = arg.partition(' ')
+		target, _, tree = target.strip().partition(' ')
+		tree = tree.strip() or '6.12'
+		path = os.path.join(root, arg)
+		if not os.path.isdir(path):
+			raise ResultsError(f'{where}: {arg}: no such directory')
+		rows = sorted(os.path.basename(p)[:-len('.patch')]
+			      for p in glob.glob(os.path.join(path, '*.patch'))
+			      if (not target or
+				  target in patch_names(p, 'Targets:', 'um')) and
+			      tree in patch_names(p, 'Trees:', '6.12'))
+		if not rows:
+			raise ResultsError(f'{where}: no *.patch in {arg}')
+		return rows
+	raise ResultsError(f"{where}: unknown line '{directive}' (want @tests or @patches)")
+
+
+def load_expectations(path, root):
+	"""{section name: Expected} of the expectations file @path; the
+	paths of its @ lines are taken against the checkout @root."""
+	sections = {}
+	current = None
+	try:
+		f = open(path, errors='backslashreplace')
+	except OSError as e:
+		raise ResultsError(f'{path}: {e.strerror}') from e
+	with f:
+		for n, line in enumerate(f, 1):
+			where = f'{path}:{n}'
+			line = line.strip()
+			if not line or line.startswith('#'):
+				continue
+			m = SECTION.match(line)
+			if m:
+				if m.group(1) in sections:
+					raise ResultsError(f'{where}: [{m.group(1)}] a second time')
+				current = sections[m.group(1)] = Expected()
+				continue
+			if current is None:
+				raise ResultsError(f'{where}: a row before the first [SUITE] line')
+			if line.startswith('@'):
+				directive, _, arg = line.partition(' ')
+				for row in derived_rows(root, directive, arg.strip(), where):
+					current.rows[row] += 1
+				continue
+			m = SKIP_LINE.match(line)
+			if m:
+				current.skips[m.group(1)] = m.group(2)
+			elif '#' in line:
+				raise ResultsError(f"{where}: '#' in a row (KTAP names hold none; "
+						   f"a skip is 'ROW # SKIP WHY')")
+			else:
+				current.rows[line] += 1
+	return sections
+
+
+def base_of(name, policy):
+	"""The suite whose rows suite @name reports: kunit-sanitize's and
+	kunit-always's are kunit's."""
+	base = name.removesuffix('-sanitize')
+	if policy and base.endswith('-' + policy):
+		base = base[:-len(policy) - 1]
+	return base
+
+
+def section_of(expectations, name, policy):
+	"""The section that lists suite @name's rows: its own ([mm-tests-always])
+	or its base suite's ([mm-tests]); the sanitizer build's suites
+	(kunit-sanitize) report the same rows. None if there is none."""
+	base = base_of(name, policy)
+	section = name if name in expectations else base
+	return section if section in expectations else None
+
+
+# --- one suite's rows ---------------------------------------------------------
+
+class Row:
+	"""One row of a suite: its names from the top of the log (a KUnit
+	suite or a program first), its verdict, why (one line), and what it
+	said (its diagnostics, for the reports)."""
+
+	def __init__(self, names, verdict, why='', said=()):
+		self.names = names
+		self.verdict = verdict
+		self.why = why
+		self.said = list(said)
+
+	@property
+	def path(self):
+		return '/'.join(self.names)
+
+
+class Suite:
+	"""A suite's rows in the order of its log, then the missing ones. A
+	suite whose log could not be read, or ran no test, has one ERROR row
+	'(no results)' and says why."""
+
+	def __init__(self, name, log):
+		self.name = name
+		self.log = log
+		self.rows = []
+		self.why = ''
+
+	def broken(self, why):
+		self.why = why
+		self.rows = [Row(['(no results)'], ERROR, why)]
+
+	def count(self, *verdicts):
+		return sum(r.verdict in verdicts for r in self.rows)
+
+	@property
+	def passed(self):
+		return self.count(PASS)
+
+	@property
+	def skipped(self):
+		return self.count(SKIP)
+
+	@property
+	def failed(self):
+		return sum(r.verdict not in AS_EXPECTED for r in self.rows)
+
+
+def why_of(test, default=''):
+	return getattr(test, 'forklab_why', '') or default
+
+
+def said_of(test):
+	"""What a test printed before its result: KUnit's failed expectation,
+	a program's "wrong: ..." (its log, without result lines)."""
+	said = [line.strip() for line in getattr(test, 'log', None) or []]
+	return [line.removeprefix('# ').strip() for line in said
+		if line and not line.startswith(('ok ', 'not ok '))]
+
+
+def stand_in(kp, test):
+	"""Is @test the parser's stand-in for a subtest a truncated log lacks
+	(no name, no result line)? The expected row it should have been is
+	reported missing instead."""
+	return not test.name and not test.subtests and \
+		test.status in (kp.TestStatus.TEST_CRASHED, kp.TestStatus.NO_TESTS)
+
+
+def incomplete(why):
+	return why.startswith(INCOMPLETE)
+
+
+def walk(kp, test, names, out):
+	"""(names, test, is_group_status) of every leaf under @test, and of
+	each group whose own result line is 'not ok', or missing (a crash
+	cut the log short), although none of its subtests failed."""
+	bad = (kp.TestStatus.FAILURE, kp.TestStatus.TEST_CRASHED)
+	for sub in test.subtests:
+		if stand_in(kp, sub):
+			continue
+		full = names + [sub.name.strip() or '(unnamed)']
+		if not sub.subtests:
+			out.append((full, sub, False))
+			continue
+		walk(kp, sub, full, out)
+		own = getattr(sub, 'forklab_own', None)
+		if own in (None, kp.TestStatus.FAILURE) and \
+		   not any(s.status in bad for s in sub.subtests
+			   if not stand_in(kp, s)):
+			out.append((full, sub, True))
+	return out
+
+
+def judge_test(kp, top, expected):
+	"""The rows of the parsed log @top, each with its verdict against
+	@expected (Rows; None: no expectations, every row as it is)."""
+	st = kp.TestStatus
+	rows = []
+	walked = walk(kp, top, [], [])
+	for names, t, group in walked:
+		why = why_of(t)
+		if group:
+			own = getattr(t, 'forklab_own', None)
+			rows.append(Row(names + [OWN_STATUS], ERROR,
+					why or ('no result line' if own is None else 'not ok'),
+					said_of(t)))
+			continue
+		path = '/'.join(names)
+		row = expected.take(path) if expected else path
+		if t.status in (st.FAILURE, st.TEST_CRASHED):
+			verdict = ERROR if t.status == st.TEST_CRASHED or incomplete(why) else FAIL
+			rows.append(Row(names, verdict, why, said_of(t)))
+		elif t.status == st.SUCCESS:
+			rows.append(Row(names, PASS if row is not None else UNLISTED,
+					'' if row is not None else
+					'passed, but the expectations do not list it'))
+		elif expected is None or (row is not None and row in expected.skips):
+			rows.append(Row(names, SKIP, why))
+		else:
+			# SKIPPED, or NO_TESTS (a group with a plan of 0); a
+			# program skipped whole is a row of its own
+			why = why_of(t, 'no tests' if t.status == st.NO_TESTS else '')
+			rows.append(Row(names, UNEXPECTED_SKIP, why or 'no reason given'))
+	for path in (expected.missing() if expected else []):
+		rows.append(Row(path.split('/'), MISSING,
+				'the expectations list it; the log does not have it'))
+	return rows
+
+
+def judge(parser, name, log, expected):
+	"""Suite @name's rows from the KTAP log @log, judged against
+	@expected (Rows, or None); @parser: forklab.ktap.load_parser()'s."""
+	suite = Suite(name, log)
+	if parser is None:
+		suite.broken('no kunit.py: the tree was never prepared')
+	elif not os.path.isfile(log) or os.path.getsize(log) == 0:
+		suite.broken(f'no results: {log} is missing (the suite did not run)')
+	else:
+		kp, parse = parser
+		try:
+			with open(log, errors='backslashreplace') as f:
+				top = parse(f.readlines())
+		except Exception:	# the parser's own failure: a log it cannot read
+			top = None
+		if top is None or top.status == kp.TestStatus.FAILURE_TO_PARSE_TESTS:
+			suite.broken(f'the KTAP parser could not read {log}')
+		elif not any(not group for _, _, group in walk(kp, top, [], [])):
+			suite.broken('no test ran')
+		else:
+			suite.rows = judge_test(kp, top, expected)
+	return suite
+
+
+def read_suites(suites, expectations, kunit_dir):
+	"""[Suite] of @suites ([(name, policy, need, log)]: an optional suite
+	whose log does not exist is left out) against @expectations
+	({section: Expected}, every suite needing a section), read with the
+	parser in @kunit_dir."""
+	wanted = {}
+	for name, policy, need, log in suites:
+		if need == 'unjudged' or need == 'optional' and not os.path.exists(log):
+			continue
+		section = section_of(expectations, name, policy)
+		if section is None:
+			raise ResultsError(f'no [{base_of(name, policy)}] section')
+		wanted[name] = expectations[section].resolve(policy, f'[{section}]')
+	parser = ktap.load_parser(kunit_dir)
+	return [judge(parser, name, log, wanted[name])
+		for name, policy, need, log in suites if name in wanted]
+
+
+# --- make results ----------------------------------------------------------------
+
+# A suite's rows shown one a line, then 'and N more'; the last lines a
+# failed row said, for so many rows (CI keeps only the run's output).
+SHOWN_ROWS = 20
+SAID_ROWS = 4
+SAID_LINES = 3
+
+
+def report(prog, suite):
+	"""make results' lines for @suite: its counts, then one line per row
+	that is not as expected, saying why."""
+	bad = [r for r in suite.rows if r.verdict not in AS_EXPECTED]
+	lines = [f'{prog}: {suite.name}: {suite.passed} passed, {suite.failed} failed, '
+		 f'{suite.skipped} skipped' + (f' ({suite.why})' if suite.why else '')]
+	if suite.why:
+		return lines
+	for r in bad[:SHOWN_ROWS]:
+		lines.append(f'{prog}: {suite.name}: {r.verdict} {r.path}' +
+			     (f' ({r.why})' if r.why else ''))
+	if len(bad) > SHOWN_ROWS:
+		lines.append(f'{prog}: {suite.name}: ... and {len(bad) - SHOWN_ROWS} more')
+	for r in [r for r in bad if r.verdict == FAIL][:SAID_ROWS]:
+		for line in r.said[-SAID_LINES:]:
+			lines.append(f'{prog}: {suite.name}: {r.path}: {line[:200]}')
+	return lines
+
+
+def main(argv):
+	signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+	prog, expect_path, kunit_dir, root = argv[:4]
+	suites = []
+	for line in sys.stdin:
+		if line.strip():
+			name, policy, need, log = line.rstrip('\n').split(' ', 3)
+			suites.append((name, None if policy == '-' else policy, need, log))
+	try:
+		expectations = load_expectations(expect_path, root)
+		names = [name for name, _, _, _ in suites]
+		for section in expectations:
+			if section not in names:
+				raise ResultsError(f'{expect_path}: [{section}] is no suite '
+						   f'(want one of {", ".join(names)})')
+		judged = read_suites(suites, expectations, kunit_dir)
+	except ResultsError as e:
+		print(f'{prog}: {expect_path}: {e}' if str(e).startswith('no [') else
+		      f'{prog}: {e}', file=sys.stderr)
+		return 2
+	total = [0, 0, 0]
+	for suite in judged:
+		print('\n'.join(report(prog, suite)))
+		total[0] += suite.passed
+		total[1] += suite.failed
+		total[2] += suite.skipped
+	print(f'{total[0]} passed, {total[1]} failed, {total[2]} skipped')
+	return 1 if total[1] else 0
+
+
+if __name__ == '__main__':
+	sys.exit(main(sys.argv[1:]))
