@@ -334,8 +334,42 @@ run_mm_tests_fails_a_hang() {
 	static_fixture hang &&
 	MM_TESTS_LIST=$fixtures/uml/hang.list MM_TESTS_BIN=$scratch \
 		expect_exit 1 "$here/tools/run/mm-tests" --out "$scratch/out" &&
-	expect_in '^not ok 1 hang # timed out after 5 s' "$scratch/out/results.ktap" &&
+	expect_in '^not ok 1 hang # timed out after 5 s (run.list.s limit: no run on um 6.12 recorded' \
+		"$scratch/out/results.ktap" &&
 	expect_in 'failed: 1' "$scratch/stdout"
+	# With recorded runs, the limit is the margin over the longest, at
+	# least the floor, and the verdict says so.
+	printf '%s\n' 'margin 2' 'floor 3' 'keep 3' 'hang um 6.12 0.5 1.2 0.9' \
+		> "$scratch/durations"
+	MM_TESTS_LIST=$fixtures/uml/hang.list MM_TESTS_BIN=$scratch \
+		expect_exit 1 "$here/tools/run/mm-tests" --durations "$scratch/durations" \
+		--out "$scratch/out"
+	expect_in '^not ok 1 hang # timed out after 3 s (2 x its longest recorded run, 1.2 s, at least 3 s; recorded: 0.5 1.2 0.9)$' \
+		"$scratch/out/results.ktap"
+}
+
+# make durations: the last passing run's time of each program joins its
+# line (the oldest dropped past keep), other lines stay; a run that did
+# not pass is not recorded.
+tk mm_tests_record_their_durations
+mm_tests_record_their_durations() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	static_fixture echo
+	printf '%s\n' '# a comment' 'margin 4' 'floor 30' 'keep 3' \
+		'echo um 6.12 9.0 8.0 7.0' 'echo x86_64 6.12 5.0' > "$scratch/durations"
+	MM_TESTS_LIST=$fixtures/uml/echo.list MM_TESTS_BIN=$scratch \
+		expect_exit 0 "$here/tools/run/mm-tests" --out "$scratch/out"
+	MM_TESTS_LIST=$fixtures/uml/echo.list expect_exit 0 "$here/tools/run/mm-tests" \
+		--durations "$scratch/durations" --out "$scratch/out" --record
+	expect_in '^echo um 6.12 8.0 7.0 [0-9]*\.[0-9]$' "$scratch/durations"
+	expect_in '^echo x86_64 6.12 5.0$' "$scratch/durations"
+	expect_in '^# a comment$' "$scratch/durations"
+	[ "$(grep -c . "$scratch/durations")" = 6 ] || fail "lines lost or added: $(cat "$scratch/durations")"
+	rm "$scratch/out/results.key"
+	MM_TESTS_LIST=$fixtures/uml/echo.list expect_exit 1 "$here/tools/run/mm-tests" \
+		--durations "$scratch/durations" --out "$scratch/out" --record
+	one_line_stderr
+	expect_in 'no passing run' "$scratch/stderr"
 }
 
 # Host independence: a UML child's first read of a page whose pte fork
@@ -428,11 +462,70 @@ mm_tests_shards_merge_to_one_run() {
 		fail "the merge left its shards, or wrote no junit.xml or logs"
 }
 
+# A bad policy is refused by name before anything is looked for, built
+# or booted (BUILD holds no tree, no kernel: a runner that took it would
+# fail for want of those instead, or boot every suite under it).
 t mm_runners_reject_bad_input
 mm_runners_reject_bad_input() {
-	expect_exit 1 "$here/tools/run/policies" sometimes && one_line_stderr &&
+	BUILD=$scratch/none expect_exit 1 "$here/tools/run/policies" sometimes && one_line_stderr &&
 	expect_in "unknown policy 'sometimes'" "$scratch/stderr" &&
-	FORK_COPY=never expect_exit 1 "$here/tools/run/mm-tests" && one_line_stderr &&
+	BUILD=$scratch/none FORK_COPY=never expect_exit 1 "$here/tools/run/mm-tests" && one_line_stderr &&
+	expect_in 'FORK_COPY=never: want lazy' "$scratch/stderr" &&
 	MM_TESTS_LIST=$scratch/none expect_exit 1 "$here/tools/run/mm-tests" &&
 	one_line_stderr
+}
+
+# The KUnit runner on a stand-in kernel (a script that prints KTAP, as a
+# UML kernel prints its console): a WARNING in a test that kunit.py
+# counts as passed fails that test and the run. A runner that dropped
+# console-scan's verdict passes a kernel that warns.
+t kunit_fails_a_complaining_console
+kunit_fails_a_complaining_console() {
+	[ -f "$kunit_py" ] || { skip "no kernel tree yet ('make tree' prepares it)"; return; }
+	mkdir -p "$scratch/image" "$scratch/build" && ln -sfn "$build/src" "$scratch/build/src"
+	cat > "$scratch/image/linux" <<'EOF'
+#!/bin/sh
+cat <<'KTAP'
+KTAP version 1
+1..1
+    KTAP version 1
+    # Subtest: fake_suite
+    1..1
+WARNING: CPU: 0 PID: 1 at mm/memory.c:1 copy_page_range+0x10/0x20
+    ok 1 fake_case
+ok 1 fake_suite
+KTAP
+EOF
+	chmod +x "$scratch/image/linux"
+	BUILD=$scratch/build expect_exit 1 "$here/tools/run/kunit" --exec-dir "$scratch/image" &&
+	expect_in '^    not ok 1 fake_case # kernel complaint$' "$scratch/build/kunit.ktap" &&
+	expect_in 'the kernel complained during the run' "$scratch/stderr"
+}
+
+# The tools' mutation runner on three tool mutants of
+# tests/fixtures/tool-mutants, each naming tools_index_lists_every_tool:
+# one it kills (a tool the index lacks), one it cannot see (a page of
+# docs/), one that does not apply. A runner that passed a survivor, took
+# a patch that does not apply for a kill, or crashed on it fails here.
+t mutate_tools_reports_each_outcome
+mutate_tools_reports_each_outcome() {
+	local out=$scratch/build/mutate-tools
+
+	BUILD=$scratch/build TOOL_MUTANTS=$fixtures/tool-mutants \
+		expect_exit 1 "$here/tools/run/mutate-tools" &&
+	expect_in '^01-killed  *killed  *[0-9]*  tools_index_lists_every_tool$' "$scratch/stdout" &&
+	expect_in '^02-survives  *SURVIVED ' "$scratch/stdout" &&
+	expect_in '^03-stale  *ERROR  *[0-9]*  does not apply' "$scratch/stdout" &&
+	expect_in '1 of 3 tool mutants killed, 1 survived, 1 errors' "$scratch/stdout" &&
+	expect_in '^ok 1 01-killed$' "$out/results.ktap" &&
+	expect_in '^not ok 2 02-survives # survived$' "$out/results.ktap" &&
+	expect_in '^not ok 3 03-stale # error: does not apply' "$out/results.ktap" &&
+	[ ! -e "$out/unmutated" ] && [ ! -e "$out/work" ] ||
+		fail "the copies of the checkout were left in $out"
+	BUILD=$scratch/build TOOL_MUTANTS=$fixtures/tool-mutants \
+		expect_exit 0 "$here/tools/run/mutate-tools" 01-killed &&
+	expect_in '1 of 1 tool mutants killed' "$scratch/stdout" &&
+	TOOL_MUTANTS=$scratch/none expect_exit 1 "$here/tools/run/mutate-tools" &&
+	one_line_stderr &&
+	expect_exit 2 "$here/tools/run/mutate-tools" --bogus && one_line_stderr
 }
