@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The KTAP parser of a kernel tree (kunit.py's kunit_parser), as
-tools/judge/results.py and tools/judge/export read logs with it."""
+"""The KTAP parser of a kernel tree (kunit.py's kunit_parser), as the
+results model (forklab.results) reads logs with it."""
 
 import inspect
 import os
