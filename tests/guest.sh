@@ -93,3 +93,41 @@ uml_run_kills_a_hang() {
 	rm -rf "$kept"
 	[ -z "$left" ] || fail "UML processes of $kept still run: $left"
 }
+
+# guest_gate RUNNER: the console gate on a real kernel. A program that
+# mounts a tmpfs with MS_MANDLOCK and exits 0 passes, though the console
+# has the kernel's "WARNING: The mand mount option has been deprecated"
+# (a pr_warn_once(), no WARN(), no taint); one that makes the kernel
+# WARN_ON() (mm/gup.c, through CONFIG_GUP_TEST) and exits 0 fails, 125,
+# naming __warn()'s line and the W taint. A runner or a console-scan that
+# fails on every "WARNING:", or on none, fails here.
+guest_gate() {
+	static_fixture mount-mand && static_fixture warn-on &&
+	expect_exit 0 "$1" "$scratch/mount-mand" < /dev/null &&
+	expect_in '^mounted a tmpfs with MS_MANDLOCK$' "$scratch/stdout" &&
+	expect_in "^the kernel's notice: WARNING: The mand mount option has been deprecated and$" \
+		"$scratch/stdout" &&
+	expect_exit 125 "$1" "$scratch/warn-on" < /dev/null &&
+	expect_in '^get_user_pages() refused FOLL_LONGTERM$' "$scratch/stdout" &&
+	expect_in 'warn-on: kernel complaint (exit 0); console:$' "$scratch/stderr" &&
+	expect_in ': warning: WARNING: CPU: [0-9]* PID: [0-9]* at mm/gup.c:[0-9]* [a-z_]*+0x' \
+		"$scratch/stderr" &&
+	expect_in ': taint: tainted 512: W$' "$scratch/stderr"
+}
+
+tk uml_run_tells_a_notice_from_a_warning
+uml_run_tells_a_notice_from_a_warning() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	guest_gate "$here/tools/guest/uml-run"
+}
+
+# The same in the x86_64 guest, where the notice was first taken for a
+# WARNING, when its kernel is built ('make check ARCH=x86_64' builds it;
+# 'tests/run qemu_run_tells_a_notice_from_a_warning' then boots it twice).
+tk qemu_run_tells_a_notice_from_a_warning
+qemu_run_tells_a_notice_from_a_warning() {
+	local image
+	image=$("$here/tools/lib/target" x86_64 0 image)
+	[ -f "$image" ] || { skip "no x86_64 kernel yet ('make test ARCH=x86_64' builds it)"; return; }
+	guest_gate "$here/tools/guest/qemu-run"
+}
