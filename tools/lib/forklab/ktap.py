@@ -23,28 +23,66 @@ def load_parser(kunit_dir):
 	takes_printer = len(inspect.signature(
 		kunit_parser.parse_run_tests).parameters) > 1
 
-	# The parser drops what follows '#' on a result line ('# exit status
-	# 125', '# SKIP why'), and a group's status becomes TEST_CRASHED when
-	# a subtest is missing, even after 'ok': keep both the status of the
-	# result line and its directive on the test, for the counts below.
-	parse_result = kunit_parser.parse_test_result
-
-	def parse_test_result(lines, test, *args):
-		line = lines.peek()
-		ok = parse_result(lines, test, *args)
-		if ok:
-			test.forklab_own = test.status
-		m = kunit_parser.TEST_RESULT.match(line)
-		if ok and m and m.group(5):
-			why = m.group(5).strip().lstrip('#').strip()
-			if why.startswith('SKIP'):
-				why = why[len('SKIP'):].strip()
-			test.forklab_why = why
-		return ok
-	kunit_parser.parse_test_result = parse_test_result
-
 	def parse(lines):
+		"""The parser's Test tree of @lines, each test that had a result
+		line carrying its own status (forklab_own) and directive
+		(forklab_why), for the results model (see result_lines())."""
+		lines = list(lines)
 		if takes_printer:
-			return kunit_parser.parse_run_tests(lines, quiet)
-		return kunit_parser.parse_run_tests(lines)
+			top = kunit_parser.parse_run_tests(lines, quiet)
+		else:
+			top = kunit_parser.parse_run_tests(lines)
+		attach(kunit_parser, top, result_lines(kunit_parser, lines))
+		return top
 	return kunit_parser, parse
+
+
+# The parser drops what follows '#' on a result line ('# exit status 125',
+# '# SKIP why'), and a group's status becomes TEST_CRASHED when a subtest
+# is missing, even after its own 'ok'. The results model needs both: the
+# status of each test's own result line and its directive. They are read
+# beside the parser, not by changing it: the same lines it reads
+# (its extract_tap_lines()), matched to its tests in the order it takes
+# result lines (each test's after its subtests'), by name, as it does
+# (peek_test_name_match()): a test whose result line is missing takes
+# none.
+
+def result_lines(kp, lines):
+	"""[(status, name, directive)] of every result line the parser sees
+	in @lines, in order."""
+	stream = kp.extract_tap_lines(lines)
+	found = []
+	while stream:
+		line = stream.pop()
+		m = kp.TEST_RESULT.match(line)
+		if not m:
+			continue
+		skip = kp.TEST_RESULT_SKIP.match(line)
+		name = skip.group(4) if skip else m.group(4)
+		directive = (m.group(5) or '').strip().lstrip('#').strip()
+		if skip:
+			status = kp.TestStatus.SKIPPED
+			directive = directive[len('SKIP'):].strip()
+		elif m.group(1) == 'ok':
+			status = kp.TestStatus.SUCCESS
+		else:
+			status = kp.TestStatus.FAILURE
+		found.append((status, name, directive))
+	return found
+
+
+def attach(kp, top, found):
+	"""Give each test under @top its result line of @found."""
+	cursor = 0
+
+	def walk(test):
+		nonlocal cursor
+		for sub in test.subtests:
+			walk(sub)
+			if cursor < len(found) and found[cursor][1] == sub.name:
+				status, _, directive = found[cursor]
+				sub.forklab_own = status
+				if directive:
+					sub.forklab_why = directive
+				cursor += 1
+	walk(top)
