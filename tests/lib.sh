@@ -156,3 +156,24 @@ progress_updates_one_line_on_a_terminal() {
 	grep -q $'\r\033\\[Krun/demo: 3 of 3 done' "$scratch/tty" ||
 		fail "not one updating line on a terminal: $(od -c "$scratch/tty" | head -n 3)"
 }
+
+# A run's results are shown again (reuse_key, reuse_ok: run/kunit,
+# run/mm-tests) only for the same inputs: the same lines, the same
+# contents of each file. A key of a file's name alone shows the last
+# kernel's results for one rebuilt at the same path; RERUN=1 runs again
+# whatever the key.
+t reuse_key_follows_what_a_run_read
+reuse_key_follows_what_a_run_read() {
+	local key
+	echo one > "$scratch/reuse-image"
+	key=$(echo "run args" | reuse_key "$scratch/reuse-image")
+	reuse_record "$scratch/reuse-key" "$key"
+	reuse_ok "$scratch/reuse-key" "$(echo "run args" | reuse_key "$scratch/reuse-image")" ||
+		fail "the same run is not reused"
+	! reuse_ok "$scratch/reuse-key" "$(echo "other args" | reuse_key "$scratch/reuse-image")" ||
+		fail "a run with other arguments reuses the last one's results"
+	echo two > "$scratch/reuse-image"
+	! reuse_ok "$scratch/reuse-key" "$(echo "run args" | reuse_key "$scratch/reuse-image")" ||
+		fail "an image rebuilt at the same path reuses the last one's results"
+	! RERUN=1 reuse_ok "$scratch/reuse-key" "$key" || fail "RERUN=1 reuses the last run's results"
+}

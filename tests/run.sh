@@ -482,8 +482,8 @@ mm_runners_reject_bad_input() {
 t kunit_fails_a_complaining_console
 kunit_fails_a_complaining_console() {
 	[ -f "$kunit_py" ] || { skip "no kernel tree yet ('make tree' prepares it)"; return; }
-	mkdir -p "$scratch/image" "$scratch/build" && ln -sfn "$build/src" "$scratch/build/src"
-	cat > "$scratch/image/linux" <<'EOF'
+	mkdir -p "$scratch/kunit-image" "$scratch/kunit-build" && ln -sfn "$build/src" "$scratch/kunit-build/src"
+	cat > "$scratch/kunit-image/linux" <<'EOF'
 #!/bin/sh
 cat <<'KTAP'
 KTAP version 1
@@ -496,9 +496,9 @@ WARNING: CPU: 0 PID: 1 at mm/memory.c:1 copy_page_range+0x10/0x20
 ok 1 fake_suite
 KTAP
 EOF
-	chmod +x "$scratch/image/linux"
-	BUILD=$scratch/build expect_exit 1 "$here/tools/run/kunit" --exec-dir "$scratch/image" &&
-	expect_in '^    not ok 1 fake_case # kernel complaint$' "$scratch/build/kunit.ktap" &&
+	chmod +x "$scratch/kunit-image/linux"
+	BUILD=$scratch/kunit-build expect_exit 1 "$here/tools/run/kunit" --exec-dir "$scratch/kunit-image" &&
+	expect_in '^    not ok 1 fake_case # kernel complaint$' "$scratch/kunit-build/kunit.ktap" &&
 	expect_in 'the kernel complained during the run' "$scratch/stderr"
 }
 
@@ -509,9 +509,9 @@ EOF
 # a patch that does not apply for a kill, or crashed on it fails here.
 t mutate_tools_reports_each_outcome
 mutate_tools_reports_each_outcome() {
-	local out=$scratch/build/mutate-tools
+	local out=$scratch/mutate-tools-build/mutate-tools
 
-	BUILD=$scratch/build TOOL_MUTANTS=$fixtures/tool-mutants \
+	BUILD=$scratch/mutate-tools-build TOOL_MUTANTS=$fixtures/tool-mutants \
 		expect_exit 1 "$here/tools/run/mutate-tools" &&
 	expect_in '^01-killed  *killed  *[0-9]*  tools_index_lists_every_tool$' "$scratch/stdout" &&
 	expect_in '^02-survives  *SURVIVED ' "$scratch/stdout" &&
@@ -522,7 +522,7 @@ mutate_tools_reports_each_outcome() {
 	expect_in '^not ok 3 03-stale # error: does not apply' "$out/results.ktap" &&
 	[ ! -e "$out/unmutated" ] && [ ! -e "$out/work" ] ||
 		fail "the copies of the checkout were left in $out"
-	BUILD=$scratch/build TOOL_MUTANTS=$fixtures/tool-mutants \
+	BUILD=$scratch/mutate-tools-build TOOL_MUTANTS=$fixtures/tool-mutants \
 		expect_exit 0 "$here/tools/run/mutate-tools" 01-killed &&
 	expect_in '1 of 1 tool mutants killed' "$scratch/stdout" &&
 	TOOL_MUTANTS=$scratch/none expect_exit 1 "$here/tools/run/mutate-tools" &&
