@@ -31,8 +31,9 @@ GATE := $(shell $(TARGET) gate)
 
 KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
-.PHONY: all deps tree build test kunit mm-tests policies coverage test-tools check \
-	lint results report merge repeat stress mutate museum bench help clean
+.PHONY: all deps tree build test test-loaded kunit mm-tests policies coverage test-tools \
+	check durations \
+	lint results report merge repeat stress mutate mutate-tools ci-share museum bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test $(if $(GATE),coverage)
@@ -48,8 +49,12 @@ help:
 	@echo "                KERNEL_SRC=/path/to/linux uses your tree, never writing to it"
 	@echo "make build      build the target's kernel only (tools/run/kunit --build-only)"
 	@echo "make test       kunit, then mm-tests"
+	@echo "make test-loaded  make test again (RERUN=1) beside two CPU-bound loops:"
+	@echo "                a busy machine must not change a verdict"
 	@echo "make kunit      build ARCH and run the KUnit suites (tools/run/kunit)"
 	@echo "make mm-tests   mm-tests/ and selftests/mm/cow.c in the guest (tools/run/mm-tests)"
+	@echo "make durations  add the last mm-tests run's times to configs/durations, whose"
+	@echo "                margin over them is each program's limit"
 	@echo "make policies   both again under each fork_copy= policy (tools/run/policies)"
 	@echo "                POLICIES=\"always skip-shared\" picks some"
 	@echo "make coverage   lcov + genhtml into build/coverage/html, then the gate"
@@ -64,8 +69,12 @@ help:
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
 	@echo "make mutate     every mutants/*.patch must be killed (tools/run/mutants)"
 	@echo "                SHARD=K/N (mutate, mm-tests, policies): every N-th from the K-th"
+	@echo "make mutate-tools every tests/mutants/*.patch (a broken tool) must fail a"
+	@echo "                tools' test it names (tools/run/mutate-tools)"
 	@echo "make merge      join the shards of every run in build/ (tools/judge/merge)"
 	@echo "make museum     every real bug of museum/ caught and shown (tools/run/museum)"
+	@echo "make ci-share   CI's share of mutate and museum: what the change touches and a"
+	@echo "                rotating shard (tools/ci/share --list says which)"
 	@echo "make bench      the 2005 measurements and today's fork cost: docs/RESULTS.md, its"
 	@echo "                plots (tools/bench/all); QUICK=1: the shape, into build/bench/docs/"
 	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
@@ -92,6 +101,14 @@ test: tree
 	@tools/run/kunit --build-only || exit 1; \
 	status=0; mkdir -p $(RES); $(SUITES); exit $$status
 
+# A verdict that depends on the load is wrong on a busy machine (CI's,
+# a laptop's): the suites again, booted anew, with both CPUs kept busy by
+# two loops that spin until the run ends.
+test-loaded: tree
+	@hogs=; trap 'kill $$hogs 2> /dev/null' EXIT; \
+	for i in 1 2; do sh -c 'while :; do :; done' & hogs="$$hogs $$!"; done; \
+	RERUN=1 $(MAKE) --no-print-directory test
+
 kunit: tree
 	@tools/run/kunit
 
@@ -100,6 +117,11 @@ mm-tests: tree
 
 policies: tree
 	@SHARD=$(SHARD) tools/run/policies $(POLICIES)
+
+# Each program's limit is a margin over its recorded durations: record
+# the last passing run's (of a quiet machine) for the target and tree.
+durations:
+	@tools/run/mm-tests --record
 
 # Coverage of the last 'make test' run; the gate fails on an unmet spec line.
 coverage:
@@ -172,6 +194,17 @@ results:
 # Mutation testing: each wrong kernel in mutants/ must fail a suite.
 mutate: tree
 	@SHARD=$(SHARD) tools/run/mutants
+
+# The tools' own mutation testing: each broken tool of tests/mutants/
+# must fail a tools' test (a copy of the checkout each, under
+# build/mutate-tools/).
+# CI's share of the matrix's make mutate and make museum runs (after
+# the builds of every target: .ci/run's last step).
+ci-share: tree
+	@tools/ci/share
+
+mutate-tools: tree
+	@tools/run/mutate-tools
 
 # SHARD=K/N runs of make mutate, mm-tests and policies (each CI job
 # one), joined into the results of one run.

@@ -17,7 +17,8 @@ names = [j['make'] for j in jobs]
 assert len(set(names)) == len(names), 'a job twice'
 want = []
 for s in steps:
-	n = {'mutate': 2, 'policies': min(2, len(re.search(r'POLICIES="?([^"]*)"?', s).group(1).split()))}.get(s.split()[0])
+	goal = s.split()[0]
+	n = 2 if goal == 'mutate' else min(2, len(re.search(r'POLICIES="?([^"]*)"?', s).group(1).split())) if goal == 'policies' else None
 	want += [f'{s} SHARD={k}/{n}' for k in range(n)] if n else [s]
 assert names == want, (names, want)
 for j in jobs:
@@ -57,7 +58,7 @@ ci_run_makes_its_steps_only() {
 		"$scratch/made" > "$scratch/bin/make"
 	chmod +x "$repo/tools/judge/results" "$scratch/bin/make"
 	PATH=$scratch/bin:$PATH expect_exit 0 bash "$repo/.ci/run" || return 1
-	sed -n 's/^step [0-9]* //p' "$here/.ci/run" |
+	sed -n 's/^\(here_\)\{0,1\}step [0-9]* //p' "$here/.ci/run" |
 		python3 -c 'import shlex, sys; [print("|".join(shlex.split(l))) for l in sys.stdin]' \
 		> "$scratch/want"
 	diff "$scratch/want" "$scratch/made" > "$scratch/diff" ||
@@ -66,8 +67,8 @@ ci_run_makes_its_steps_only() {
 		fail "no step left to the matrix" || return 1
 	rm -f "$scratch/made"
 	FAIL_GOAL=lint PATH=$scratch/bin:$PATH expect_exit 1 bash "$repo/.ci/run" &&
-	[ "$(cat "$scratch/made")" = "$(printf 'check\nlint')" ] ||
-		fail "a failed step did not stop the steps after it"
+	[ "$(cat "$scratch/made")" = "$(sed -n 's/^step [0-9]* //p' "$here/.ci/run" | sed '/^lint$/q')" ] ||
+		fail "a failed step did not stop the steps after it: $(cat "$scratch/made")"
 }
 
 # The GitHub workflow passes npm's @action-validator/cli (installed into
@@ -118,4 +119,42 @@ for name, doc in (('a misspelt keyword', child), ('a bad strategy', parent)):
 	assert any(True for _ in validator.iter_errors(doc)), f'{name} passed the schema'
 PY
 		fail "$(tail -n 1 "$scratch/check")"
+}
+
+# CI's share of the matrix's proof runs (tools/ci/share): what a change
+# touches (the exhibit itself, a series patch editing a file the patch
+# edits, its Caught-by: program), and a shard that rotates with the
+# commit count, so that over N landings every mutant runs once. A share
+# that missed what the change touched, or whose shards overlapped or left
+# one out, fails here.
+t ci_share_takes_the_change_and_a_rotating_shard
+ci_share_takes_the_change_and_a_rotating_shard() {
+	local share=$here/tools/ci/share k
+	expect_exit 0 "$share" --list --changed museum/30-hugetlb-early-cow-copy-writable.patch --count 0
+	expect_in '^museum-x86_64 30-hugetlb-early-cow-copy-writable touched$' "$scratch/stdout"
+	expect_exit 0 "$share" --list --changed mm-tests/fork_huge.c --count 0
+	expect_in '^museum-x86_64 22-hugetlb-pinned-page-shared-at-fork touched$' "$scratch/stdout"
+	expect_in '^museum-6.1-x86_64 53-6.1-hugetlb-uffd-wp-kept-without-event-fork touched$' "$scratch/stdout"
+	! grep -q '41-um-kasan-checks-nofault-reads touched' "$scratch/stdout" ||
+		fail "an exhibit caught by 'boot' taken for one fork_huge.c catches"
+	expect_exit 0 "$share" --list --count 0 \
+		--changed patches/0011-mm-hugetlb-don-t-map-folios-writable-without-VM_WRIT.patch
+	expect_in '^mutate-x86_64 41-hugetlb-parent-not-wrprotected touched$' "$scratch/stdout"
+	! grep -q '^mutate-um .* touched$' "$scratch/stdout" ||
+		fail "a um mutant of another file taken as touched"
+	# Nothing touched: 8 consecutive commits run each um mutant once.
+	for k in 0 1 2 3 4 5 6 7; do
+		"$share" --list --changed '' --count "$k" | grep '^mutate-um ' | cut -d' ' -f2
+	done | LC_ALL=C sort > "$scratch/ran"
+	# um's mutants on 6.12 (no Targets: line is um; no Trees: line 6.12).
+	(cd "$here/mutants" && grep -L '^Targets:' ./*.patch; grep -l '^Targets:.*\bum\b' ./*.patch) |
+		while read -r p; do
+			! grep -q '^Trees:' "$here/mutants/$p" ||
+				grep -q '^Trees:.*\b6\.12\b' "$here/mutants/$p" || continue
+			echo "$p"
+		done | sed 's|^\./||; s|\.patch$||' | LC_ALL=C sort -u > "$scratch/all"
+	diff "$scratch/all" "$scratch/ran" > "$scratch/diff" ||
+		fail "8 shards are not every um mutant once: $(head -n 5 "$scratch/diff" | tr '\n' ' ')"
+	expect_exit 2 "$share" --count many
+	one_line_stderr
 }

@@ -125,6 +125,13 @@ class Rows:
 	def missing(self):
 		return list(self.left.elements())
 
+	def restrict(self, names):
+		"""Expect only the rows @names."""
+		self.left = collections.Counter(
+			{row: n for row, n in self.left.items() if row in names})
+		self.skips = {row: why for row, why in self.skips.items() if row in names}
+		self.patterns = [(row, p) for row, p in self.patterns if row in names]
+
 
 def patch_names(path, key, default):
 	"""The names a mutant's KEY line lists ('Targets:', where it runs,
@@ -398,6 +405,13 @@ def read_suites(suites, expectations, kunit_dir):
 		if section is None:
 			raise ResultsError(f'no [{base_of(name, policy)}] section')
 		wanted[name] = expectations[section].resolve(policy, f'[{section}]')
+		# A run of a chosen part of a list (make mutate NAME..., a
+		# shard, CI's share: tools/ci/share) says which, in 'selected'
+		# beside its log: the other rows are not this run's to report.
+		selected = os.path.join(os.path.dirname(log), 'selected')
+		if os.path.isfile(selected):
+			with open(selected) as f:
+				wanted[name].restrict({line.strip() for line in f if line.strip()})
 	parser = ktap.load_parser(kunit_dir)
 	return [judge(parser, name, log, wanted[name])
 		for name, policy, need, log in suites if name in wanted]
