@@ -348,6 +348,32 @@ run_mm_tests_fails_a_hang() {
 		"$scratch/out/results.ktap"
 }
 
+# A program killed at its limit after complete, passing KTAP: its group
+# gets one more row, '(exit status)', whose name does not change with the
+# reason, and which the results model calls ERROR (the run did not
+# complete), not a failed row. A runner that named the row after the
+# reason, or a model that took it for a FAIL, fails here.
+tk mm_tests_time_out_after_complete_ktap
+mm_tests_time_out_after_complete_ktap() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	static_fixture late-hang
+	MM_TESTS_LIST=$fixtures/uml/late-hang.list MM_TESTS_BIN=$scratch \
+		expect_exit 1 "$here/tools/run/mm-tests" --out "$scratch/out"
+	expect_in '^    not ok 2 (exit status) # timed out after 5 s (run.list.s limit' \
+		"$scratch/out/results.ktap"
+	expect_in '^not ok 1 late-hang # timed out after 5 s' "$scratch/out/results.ktap"
+	PYTHONPATH=$here/tools/lib python3 - "$scratch/out/results.ktap" \
+		"$build/src/linux/tools/testing/kunit" <<'PY' || fail "the model does not call it ERROR"
+import sys
+from forklab import ktap, results
+suite = results.judge(ktap.load_parser(sys.argv[2]), 'mm-tests', sys.argv[1], None)
+got = [(r.path, r.verdict) for r in suite.rows]
+print(got, file=sys.stderr)
+assert got == [('late-hang/the only row', 'PASS'),
+	       ('late-hang/(exit status)', 'ERROR')], got
+PY
+}
+
 # make durations: the last passing run's time of each program joins its
 # line (the oldest dropped past keep), other lines stay; a run that did
 # not pass is not recorded.
