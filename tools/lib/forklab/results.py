@@ -258,8 +258,8 @@ class Row:
 
 class Suite:
 	"""A suite's rows in the order of its log, then the missing ones. A
-	suite whose log could not be read, or ran no test, has one ERROR row
-	'(no results)' and says why."""
+	suite whose log could not be read, or ran no test, has one row '(no
+	results)' and says why: MISSING when there is no log, else ERROR."""
 
 	def __init__(self, name, log):
 		self.name = name
@@ -267,9 +267,9 @@ class Suite:
 		self.rows = []
 		self.why = ''
 
-	def broken(self, why):
+	def broken(self, why, verdict=ERROR):
 		self.why = why
-		self.rows = [Row(['(no results)'], ERROR, why)]
+		self.rows = [Row(['(no results)'], verdict, why)]
 
 	def count(self, *verdicts):
 		return sum(r.verdict in verdicts for r in self.rows)
@@ -375,7 +375,9 @@ def judge(parser, name, log, expected):
 	if parser is None:
 		suite.broken('no kunit.py: the tree was never prepared')
 	elif not os.path.isfile(log) or os.path.getsize(log) == 0:
-		suite.broken(f'no results: {log} is missing (the suite did not run)')
+		# Its rows are missing whole: the suite did not run, or its
+		# kernel did not build.
+		suite.broken(f'no results: {log} is missing (the suite did not run)', MISSING)
 	else:
 		kp, parse = parser
 		try:
