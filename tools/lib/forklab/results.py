@@ -55,8 +55,9 @@ AS_EXPECTED = (PASS, SKIP)
 
 # What tools/run/mm-tests (and kunit.py) put after '#' on a result line
 # when a program or a kernel did not complete: not a verdict on the code.
-# run/mm-tests writes each of these; tests/judge.sh holds the two to one
-# list.
+# run/mm-tests writes 'exit status N', 'no exit status: ...' and 'timed
+# out after ...'; nothing but mm_tests_time_out_after_complete_ktap (the
+# timeout) checks that the two lists still agree.
 INCOMPLETE = ('exit status', 'no exit status', 'timed out', 'crashed',
 	      'no results')
 
