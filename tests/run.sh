@@ -13,6 +13,9 @@ stand_in_tree() {
 	cp -a "$fixtures/tree" "$scratch/build/src/linux"
 	touch "$target_image"
 	chmod +x "$target_image"
+	# The stand-in tree has no kunit_parser.py: the prepared tree's reads
+	# the stand-in suites' KTAP (tools/judge/rows).
+	export KUNIT_DIR=$build/src/linux/tools/testing/kunit
 }
 
 mutate() {
