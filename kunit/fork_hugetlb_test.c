@@ -35,7 +35,7 @@ struct hugetlb_case {
 	const char *desc;
 	enum hugetlb_entry entry;
 	bool uffd_wp;			/* the migration entry carries uffd-wp */
-	bool uffd_wp_vma;		/* both vmas VM_UFFD_WP */
+	bool uffd_wp_vma;		/* both vmas VM_UFFD_WP (a marker's too) */
 	pte_marker marker;		/* HUGETLB_MARKER: the parent's */
 	pte_marker child_marker;	/* HUGETLB_MARKER: the child's (0: none) */
 };
@@ -94,6 +94,16 @@ static const struct hugetlb_case hugetlb_cases[] = {
 	 */
 	{ .desc = "uffd-wp marker, child not VM_UFFD_WP: none in the child",
 	  .entry = HUGETLB_MARKER, .marker = PTE_MARKER_UFFD_WP },
+	/*
+	 * The same marker, both vmas registered (a monitor that asked for
+	 * UFFD_FEATURE_EVENT_FORK keeps the child's): kept. Without it the
+	 * child's first write there faults in a writable page, and the
+	 * monitor, which asked to go on watching the child, never hears of
+	 * it (bc70fbf269fd taught copy_hugetlb_page_range() markers).
+	 */
+	{ .desc = "uffd-wp marker, both VM_UFFD_WP: kept in the child",
+	  .entry = HUGETLB_MARKER, .marker = PTE_MARKER_UFFD_WP, .uffd_wp_vma = true,
+	  .child_marker = PTE_MARKER_UFFD_WP },
 #endif
 	/*
 	 * A poison marker (UFFDIO_POISON on hugetlb): kept, or the child
@@ -299,6 +309,8 @@ static void fork_hugetlb_test(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, 0, do_madvise(parent, FORK_ADDR, huge_size(),
 						    MADV_DONTNEED));
 		forklab_use_mm(NULL);
+		if (row->uffd_wp_vma)
+			forklab_register_uffd_wp(test, parent, FORK_ADDR);
 		KUNIT_ASSERT_TRUE(test, swap_huge_pte(parent, make_pte_marker(row->marker),
 						      &pte));
 		KUNIT_ASSERT_TRUE(test, pte_none(pte));
