@@ -13,8 +13,8 @@
 #   build   $BUILD, default $here/build: everything a tool writes goes there
 #   tree    the prepared kernel tree, $build/src/linux
 #   kunit_py  the tree's kunit.py
-# and defines die, bad_usage and target, the one table of what differs
-# between the targets forklab builds. No tool decides by ARCH itself: it
+# and defines die, bad_usage, python_tool and target, the one table of
+# what differs between the targets forklab builds. No tool decides by ARCH itself: it
 # asks target, and tests/lib.sh checks that none does.
 
 prog=${0%/*}
@@ -48,6 +48,16 @@ kernel_package=linux-source-$kernel_line
 kernel_tarball=/usr/src/$kernel_package.tar.xz
 tree=$build/src/linux
 kunit_py=$tree/tools/testing/kunit/kunit.py
+
+# python_tool MODULE ARGS...: run the Python tool of
+# tools/lib/forklab/MODULE.py, the package found on PYTHONPATH as
+# python3 -m takes it (no tool puts it on sys.path itself).
+python_tool() {
+	local module=$1
+
+	shift
+	PYTHONPATH="$here/tools/lib${PYTHONPATH:+:$PYTHONPATH}" python3 -m "forklab.$module" "$@"
+}
 
 # bad_usage MESSAGE...: a bad argument: one line, exit status 2.
 bad_usage() {

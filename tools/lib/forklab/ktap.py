@@ -2,9 +2,23 @@
 """The KTAP parser of a kernel tree (kunit.py's kunit_parser), as the
 results model (forklab.results) reads logs with it."""
 
+import importlib.util
 import inspect
 import os
 import sys
+
+
+def tree_module(kunit_dir, name):
+	"""The tree's module @name of @kunit_dir, imported under its own name
+	as kunit.py imports it (kunit_parser imports kunit_printer so); once
+	per process, as an import is."""
+	if name not in sys.modules:
+		spec = importlib.util.spec_from_file_location(
+			name, os.path.join(kunit_dir, f'{name}.py'))
+		module = importlib.util.module_from_spec(spec)
+		sys.modules[name] = module
+		spec.loader.exec_module(module)
+	return sys.modules[name]
 
 
 def load_parser(kunit_dir):
@@ -12,9 +26,8 @@ def load_parser(kunit_dir):
 	None if KUNIT_DIR has no kunit_parser.py."""
 	if not os.path.isfile(os.path.join(kunit_dir, 'kunit_parser.py')):
 		return None
-	sys.path.insert(0, kunit_dir)
-	import kunit_printer
-	import kunit_parser
+	kunit_printer = tree_module(kunit_dir, 'kunit_printer')
+	kunit_parser = tree_module(kunit_dir, 'kunit_parser')
 
 	quiet = kunit_printer.Printer(open(os.devnull, 'w'))
 	# 6.12's parser prints through its module's 'stdout'; later trees

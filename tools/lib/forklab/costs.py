@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""bench/costs: the figures of tools/bench/cost (forkcost.c), for
-tools/bench/report: reading and checking them, the private memory table,
-the trade-off's break-even, the cost model, and kbuild's confidence
-interval. No output of its own: report renders what these return.
+"""forklab.costs: the figures of tools/bench/cost (forkcost.c), for
+bench/report (forklab.bench_report): reading and checking them, the
+private memory table, the trade-off's break-even, the cost model, and
+kbuild's confidence interval. No output of its own: report renders what
+these return.
 """
 
 import statistics

@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: GPL-2.0
+"""judge/museum-report: docs/MUSEUM.md, on standard output, from the
+exhibits' own headers (museum/*.patch, docs/museum.md) and the last
+'make museum' of each target on each tree (RES/museum/results.tsv and
+clean.tsv, RES as tools/lib/target says for KERNEL=6.12 and 6.1): a row
+per exhibit, target and tree it is reverted on, a column per tree for
+its reproducer on that tree's unmodified kernel. What a target's last
+run did not reach says "not run"; results are those of the last run,
+whatever the exhibits said then.
+
+Exit status 0; 1 with one error line if an exhibit's header is not whole.
+"""
+
+import argparse
+import datetime
+import glob
+import os
+
+import forklab
+
+PROG = 'judge/museum-report'
+HERE = forklab.HERE
+ONE = ['Exhibit', 'Year', 'CVE', 'Report', 'Verified', 'Revert', 'Reproducer',
+       'Caught-by']
+
+
+
+def header(path):
+	"""The Key: value lines of an exhibit (Fix: may repeat), its free text."""
+	fields, text = {'Fix': []}, []
+	with open(path, errors='backslashreplace') as f:
+		lines = f.read().split('\n')
+	in_header, last = True, None
+	for line in lines:
+		if line.startswith('--- ') or line.startswith('diff '):
+			break
+		key, sep, value = line.partition(': ')
+		if in_header and not line.strip():
+			in_header = False
+		elif in_header and sep and key.replace('-', '').isalpha() and ' ' not in key:
+			if key == 'Fix':
+				fields['Fix'].append(value.strip())
+			else:
+				fields[key] = value.strip()
+			last = key
+		elif in_header and last:
+			# a value continued on the next line
+			if last == 'Fix':
+				fields['Fix'][-1] += ' ' + line.strip()
+			else:
+				fields[last] += ' ' + line.strip()
+		elif line.strip() or text:
+			text.append(line)
+	name = os.path.basename(path)[:-len('.patch')]
+	for key in ONE:
+		if key not in fields:
+			forklab.die(PROG, f"{name}: no '{key}:' line (docs/museum.md)")
+	if not fields['Fix']:
+		forklab.die(PROG, f"{name}: no 'Fix:' line (docs/museum.md)")
+	while text and not text[-1].strip():
+		text.pop()
+	return fields, '\n'.join(text)
+
+
+def tsv(path):
+	"""{name: fields} of a tab-separated results file, {} if none."""
+	rows = {}
+	if os.path.isfile(path):
+		with open(path, errors='backslashreplace') as f:
+			for line in f:
+				parts = line.rstrip('\n').split('\t')
+				rows[parts[0]] = parts[1:]
+	return rows
+
+
+def tree_version(tree, runs_dirs):
+	"""The version the tree's last museum run wrote (RES/museum/version),
+	else the prepared tree's, else the tree's name."""
+	for d in runs_dirs:
+		try:
+			with open(os.path.join(d, 'version')) as f:
+				return f.read().strip()
+		except OSError:
+			pass
+	return forklab.tree_version(forklab.target(PROG, 'um', '0', tree)['tree']) or tree
+
+
+def unmodified(clean, name, reverted_there):
+	"""The cell of a reproducer's run on a tree's unmodified kernel: a
+	skip is a failure for an exhibit reverted on that tree."""
+	if name not in clean:
+		return 'not run'
+	status, line = (clean[name] + ['', ''])[:2]
+	if status == '0':
+		return 'clean'
+	if status in ('skip', 'none') and not reverted_there:
+		return line
+	return f'FAILS: {line}'
+
+
+def cell(text):
+	return text.replace('|', '\\|').replace('\n', ' ') if text else ''
+
+
+def main():
+	argparse.ArgumentParser(description=__doc__.split('\n\n')[0]).parse_args()
+	museum = os.environ.get('MUSEUM', os.path.join(HERE, 'museum'))
+	exhibits = sorted(glob.glob(os.path.join(museum, '*.patch')))
+	if not exhibits:
+		forklab.die(PROG, f'no exhibit in {museum}')
+	TREES = forklab.TREES
+	runs, dirs = {}, {tree: [] for tree in TREES}
+	for tree in TREES:
+		for name, arch, sanitize in forklab.targets(PROG, tree):
+			d = os.path.join(forklab.target(PROG, arch, sanitize, tree)['res'], 'museum')
+			dirs[tree].append(d)
+			runs[name, tree] = (tsv(os.path.join(d, 'results.tsv')),
+					    tsv(os.path.join(d, 'clean.tsv')))
+	versions = {tree: tree_version(tree, dirs[tree]) for tree in TREES}
+
+	v = versions
+	out = ['# The museum of real fork bugs', '',
+	       '<!-- Written by tools/judge/museum-report (make museum; make museum',
+	       'ARCH=x86_64; make museum SANITIZE=1; each with KERNEL=6.1): edit',
+	       'museum/*.patch, not this file. -->', '',
+	       'Each exhibit is an upstream fix reversed at Debian\'s Linux',
+	       f'{v["6.12"]} (linux-source-6.12) or {v["6.1"]} (linux-source-6.1): a row',
+	       'per tree it is reversed on, with the reproducer that shows the bug.',
+	       '"Caught by" is the first failing rows of the suites on that kernel',
+	       '(the row the exhibit names must be among them); "shown" is what the',
+	       'reproducer printed there; the last two columns are the same program',
+	       'on forklab\'s own kernel of each tree, whatever the tree the exhibit',
+	       'is reversed on: a failure there is a bug that tree still has. How to',
+	       'add one: [museum.md](museum.md).', '',
+	       f'Generated {datetime.date.today().isoformat()}.', '',
+	       # Named for the kernels that ran: forklab's, with its series
+	       # (backports included), not an unmodified Debian kernel.
+	       f'| exhibit | upstream fix | year | CVE | target | tree | caught by | reproducer shows | forklab {v["6.12"]} | forklab {v["6.1"]} | s |',
+	       '|---------|--------------|------|-----|--------|------|-----------|------------------|------|------|---|']
+	details = []
+	for path in exhibits:
+		name = os.path.basename(path)[:-len('.patch')]
+		f, text = header(path)
+		targets = f.get('Targets', 'um').split()
+		trees = f.get('Trees', '6.12').split()
+		fixes = '; '.join(f['Fix'])
+		for arch in targets:
+			cleans = [unmodified(runs.get((arch, t), ({}, {}))[1], name, t in trees)
+				  for t in TREES]
+			for tree in trees:
+				results = runs.get((arch, tree), ({}, {}))[0]
+				if name in results:
+					result, secs, failed, _, shows = (results[name] + [''] * 5)[:5]
+					killed = result in ('killed', 'hung')
+					caught = failed.split(';')[0] if killed else f'{result}: {failed.split(";")[0]}'
+					if f['Caught-by'] and killed:
+						caught = next((r for r in failed.split(';') if f['Caught-by'] in r), caught)
+				else:
+					secs, caught, shows = '', 'not run', 'not run'
+				out.append(f'| [{name}](#{name}) | {cell(fixes)} | {f["Year"]} | {f["CVE"]} | {arch} | '
+					   f'{versions[tree]} | {cell(caught)} | {cell(shows)} | '
+					   f'{cell(cleans[0])} | {cell(cleans[1])} | {secs} |')
+		details += [f'### {name}', '', f'{f["Exhibit"]}', '']
+		details += [f'- Fix: {fx}' for fx in f['Fix']]
+		details += [f'- CVE: {f["CVE"]}', f'- Report: {f["Report"]}',
+			    f'- Verified: {f["Verified"]}', f'- Revert: {f["Revert"]}',
+			    f'- Trees: {" ".join(versions[t] for t in trees)}',
+			    f'- Reproducer: `{f["Reproducer"]}`',
+			    f'- Caught by: `{f["Caught-by"]}`', '']
+		if 'Live-in' in f:
+			# A claim of the exhibit's header, checked when it was
+			# written (Verified:); no run of this page booted an
+			# unmodified kernel, so the page does not present it as
+			# a result.
+			details += [f'- Live in, as the exhibit says (not a result of '
+				    f'this run): {f["Live-in"]}']
+		if text:
+			details += ['', text]
+		details += ['']
+	out += ['']
+	out += ['## The exhibits', ''] + details
+	print('\n'.join(out).rstrip('\n'))
+
+
+if __name__ == '__main__':
+	main()
