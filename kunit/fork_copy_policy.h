@@ -12,6 +12,7 @@
 #include <linux/vmstat.h>
 
 #include "../internal.h"
+#include "fork_copy_rule.h"
 
 static inline enum fork_copy_policy booted_fork_copy_policy(void)
 {
@@ -22,27 +23,12 @@ static inline enum fork_copy_policy booted_fork_copy_policy(void)
 #endif
 }
 
-/*
- * Does the booted policy copy a vma? @lazy_copies is upstream's answer.
- * VM_MAYSHARE, not VM_SHARED: a MAP_SHARED file opened O_RDONLY is shared.
- */
+/* Does the booted policy copy a vma? @lazy_copies is upstream's answer. */
 static inline bool policy_copies(vm_flags_t flags, bool lazy_copies)
 {
-	switch (booted_fork_copy_policy()) {
-	case FORK_COPY_ALWAYS:
-		return true;
-	case FORK_COPY_SKIP_SHARED:
-		return lazy_copies || !(flags & VM_MAYSHARE);
-	default:
-		return lazy_copies;
-	}
+	return fork_copy_rule(booted_fork_copy_policy(), lazy_copies,
+			      flags & VM_MAYSHARE);
 }
-
-/* Why fork copied a vma, or that it did not: one counter each. */
-enum fork_count {
-	COUNT_UFFD_WP, COUNT_PFNMAP, COUNT_ANON_VMA, COUNT_POLICY, COUNT_SKIP,
-	COUNT_PTES, NR_FORK_COUNTS
-};
 
 struct fork_counts {
 	unsigned long n[NR_FORK_COUNTS];
@@ -98,17 +84,12 @@ static inline void expect_fork_counts(struct kunit *test,
 				      const struct fork_counts *before,
 				      const struct fork_counts *want)
 {
-	static const char * const names[NR_FORK_COUNTS] = {
-		"fork_vma_copy_uffd_wp", "fork_vma_copy_pfnmap",
-		"fork_vma_copy_anon_vma", "fork_vma_copy_policy",
-		"fork_vma_skip", "fork_pte_copy",
-	};
 	struct fork_counts now = read_fork_counts(test);
 	int i;
 
 	for (i = 0; i < NR_FORK_COUNTS; i++)
 		KUNIT_EXPECT_EQ_MSG(test, now.n[i] - before->n[i], want->n[i],
-				    "%s", names[i]);
+				    "%s", fork_count_names[i]);
 }
 #else
 static inline struct fork_counts read_fork_counts(struct kunit *test)

@@ -81,7 +81,8 @@ static inline void skip_named(const char *name, const char *reason)
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 #endif
 
-enum fork_copy_policy { FORK_COPY_LAZY, FORK_COPY_ALWAYS, FORK_COPY_SKIP_SHARED };
+/* The fork_copy= rule and the counters' names, as the KUnit suites have them. */
+#include "../kunit/fork_copy_rule.h"
 
 static inline size_t page_size(void)
 {
@@ -93,6 +94,7 @@ static inline enum fork_copy_policy fork_copy_policy(void)
 {
 	char name[32] = "";
 	FILE *f = fopen("/proc/sys/vm/fork_copy", "r");
+	enum fork_copy_policy policy;
 
 	if (!f)
 		return FORK_COPY_LAZY;
@@ -100,20 +102,17 @@ static inline enum fork_copy_policy fork_copy_policy(void)
 		ksft_exit_fail_msg("read /proc/sys/vm/fork_copy: %s\n",
 				   strerror(errno));
 	fclose(f);
-	if (!strcmp(name, "always\n"))
-		return FORK_COPY_ALWAYS;
-	if (!strcmp(name, "skip-shared\n"))
-		return FORK_COPY_SKIP_SHARED;
-	if (strcmp(name, "lazy\n"))
-		ksft_exit_fail_msg("unknown fork_copy policy %s", name);
-	return FORK_COPY_LAZY;
+	name[strcspn(name, "\n")] = '\0';
+	for (policy = FORK_COPY_LAZY; policy <= FORK_COPY_SKIP_SHARED; policy++)
+		if (!strcmp(name, fork_copy_policy_names[policy]))
+			return policy;
+	ksft_exit_fail_msg("unknown fork_copy policy %s\n", name);
+	return FORK_COPY_LAZY;	/* 6.1's ksft_exit_fail_msg() is no __noreturn */
 }
 
 static inline const char *fork_copy_policy_name(void)
 {
-	static const char * const names[] = { "lazy", "always", "skip-shared" };
-
-	return names[fork_copy_policy()];
+	return fork_copy_policy_names[fork_copy_policy()];
 }
 
 /* Switch /proc/sys/vm/fork_copy to @name (root), or fail the program. */
@@ -131,14 +130,7 @@ static inline void set_fork_copy_policy(const char *name)
 /* Does fork copy a vma that upstream skips? @shared: VM_MAYSHARE. */
 static inline bool policy_copies_skipped(bool shared)
 {
-	switch (fork_copy_policy()) {
-	case FORK_COPY_ALWAYS:
-		return true;
-	case FORK_COPY_SKIP_SHARED:
-		return !shared;
-	default:
-		return false;
-	}
+	return fork_copy_rule(fork_copy_policy(), false, shared);
 }
 
 /*
@@ -249,16 +241,16 @@ struct fork_counts {
 
 static inline bool have_fork_counts(void)
 {
-	return vmstat_value("fork_pte_copy") >= 0;
+	return vmstat_value(fork_count_names[COUNT_PTES]) >= 0;
 }
 
 static inline struct fork_counts read_fork_counts(void)
 {
 	struct fork_counts c = {
-		.vma_skip = vmstat_value("fork_vma_skip"),
-		.vma_copy_policy = vmstat_value("fork_vma_copy_policy"),
-		.vma_copy_anon_vma = vmstat_value("fork_vma_copy_anon_vma"),
-		.pte_copy = vmstat_value("fork_pte_copy"),
+		.vma_skip = vmstat_value(fork_count_names[COUNT_SKIP]),
+		.vma_copy_policy = vmstat_value(fork_count_names[COUNT_POLICY]),
+		.vma_copy_anon_vma = vmstat_value(fork_count_names[COUNT_ANON_VMA]),
+		.pte_copy = vmstat_value(fork_count_names[COUNT_PTES]),
 		.huge_copy = vmstat_value("fork_huge_copy"),
 	};
 	return c;
