@@ -30,125 +30,13 @@
 #include <sys/shm.h>
 #include <time.h>
 
-#include "forklab.h"
-
-struct child_report {
-	size_t present;		/* segment ptes right after fork */
-	long faults;		/* minor faults to read the segment */
-	size_t bad_pages;	/* pages without the parent's bytes */
-};
-
-struct fork_sample {
-	long long ns;			/* fork() in the parent */
-	struct fork_counts counts;	/* counter deltas of this fork */
-	struct child_report child;
-};
-
-/*
- * The segment's pages hold forklab.h's page_word() pattern, the parent's:
- * no two pages read alike (a pte that points at another page of it reads
- * wrong in nearly every word); the child compares whole pages, word by
- * word, which costs it little beside its faults.
- */
-#define SEGMENT_ID	0x5e9
-
-static void fill_page(uint8_t *seg, size_t page)
-{
-	fill_words(seg, PARENT_SIDE, SEGMENT_ID, page, 1);
-}
-
-static bool page_right(const volatile uint8_t *seg, size_t page)
-{
-	return first_wrong_page(seg, PARENT_SIDE, SEGMENT_ID, page, 1) < 0;
-}
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* The child: what fork gave it in @seg, sent to the parent on @fd. */
-static void child_reads(int fd, const volatile uint8_t *seg, size_t pages)
-{
-	struct child_report rep = {};
-	size_t i, ps = page_size();
-	long before;
-
-	if (seg)
-		rep.present = present_pages((const void *)seg, pages * ps);
-	before = minor_faults();
-	before = minor_faults();	/* the first call may COW its stack */
-	for (i = 0; i < pages; i++)
-		if (!page_right(seg, i))
-			rep.bad_pages++;
-	rep.faults = minor_faults() - before;
-	if (write(fd, &rep, sizeof(rep)) != sizeof(rep))
-		_exit(2);
-	_exit(0);
-}
-
-static struct fork_sample fork_once(const uint8_t *seg, size_t pages)
-{
-	struct fork_sample s = {};
-	struct fork_counts before;
-	long long t0;
-	int fds[2];
-	pid_t pid;
-
-	if (pipe(fds))
-		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-	before = read_fork_counts();
-	t0 = now_ns();
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-	if (pid == 0) {
-		close(fds[0]);
-		child_reads(fds[1], seg, pages);
-	}
-	s.ns = now_ns() - t0;
-	close(fds[1]);
-	if (read(fds[0], &s.child, sizeof(s.child)) != sizeof(s.child))
-		ksft_exit_fail_msg("no report from the child\n");
-	close(fds[0]);
-	if (wait_child(pid))
-		ksft_exit_fail_msg("child failed\n");
-	s.counts = fork_counts_delta(before, read_fork_counts());
-	return s;
-}
+#include "sampled_fork.h"
 
 static int cmp_ll(const void *a, const void *b)
 {
 	long long x = *(const long long *)a, y = *(const long long *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static bool same_counts(struct fork_counts a, struct fork_counts b)
-{
-	return !memcmp(&a, &b, sizeof(a));
-}
-
-/* A SysV shm segment of @pages, attached, every page written. */
-static uint8_t *touched_segment(size_t pages)
-{
-	size_t i;
-	void *seg;
-	int id;
-
-	id = shmget(IPC_PRIVATE, pages * page_size(), IPC_CREAT | 0600);
-	if (id < 0)
-		ksft_exit_fail_msg("shmget %zu pages: %s\n", pages, strerror(errno));
-	seg = shmat(id, NULL, 0);
-	if (seg == (void *)-1)
-		ksft_exit_fail_msg("shmat: %s\n", strerror(errno));
-	shmctl(id, IPC_RMID, NULL);	/* gone with the last detach */
-	for (i = 0; i < pages; i++)
-		fill_page(seg, i);
-	return seg;
 }
 
 static void run_size(unsigned int mib, unsigned int forks)

@@ -31,10 +31,9 @@
  *        (default: -k 11 -p lazy,always,skip-shared)
  */
 #include <sys/mman.h>
+#include <sys/shm.h>
 
-#define main forktest_main
-#include "forktest.c"
-#undef main
+#include "sampled_fork.h"
 #include "timed_fork.h"
 
 #define MAX_FORKS	64

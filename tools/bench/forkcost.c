@@ -44,10 +44,9 @@
  * "# vmas: ..." and "# bandwidth: ..." lines for tools/bench/report.
  */
 #include <sys/mman.h>
+#include <sys/shm.h>
 
-#define main forktest_main
-#include "forktest.c"
-#undef main
+#include "sampled_fork.h"
 #include "timed_fork.h"
 
 #define MAX_FORKS	64

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * timed_fork.h: one fork() timed alone, for make bench's programs
- * (forkbench.c, forkcost.c). Include after forktest.c, whose now_ns()
- * and wait_child() it uses.
+ * (forkbench.c, forkcost.c). Include after sampled_fork.h, whose
+ * now_ns() and forklab.h's wait_child() it uses.
  */
 #ifndef FORKLAB_TIMED_FORK_H
 #define FORKLAB_TIMED_FORK_H
