@@ -47,7 +47,7 @@
  * another N from one attempt to the next: a walk could step over
  * dup_mm() altogether, as it did before this filter.
  *
- * fork_fail_nth_memcg (FORK_FAIL_NTH_MEMCG): the same walk under the
+ * fork_fail_nth_memcg (-m): the same walk under the
  * settings fork_memcg and fork_settings set, a memory cgroup of its own
  * (memory.max and memory.swap.max well above what it uses) and
  * vm.overcommit_memory=2 (CommitLimit well above Committed_AS): each of
@@ -76,12 +76,6 @@
 #include "mappings.h"
 #include "../kunit/fail_nth_sites.h"
 
-#ifndef FORK_FAIL_NTH_GENERATION
-#define FORK_FAIL_NTH_GENERATION	1
-#endif
-#ifndef FORK_FAIL_NTH_MEMCG
-#define FORK_FAIL_NTH_MEMCG	0
-#endif
 #define MAX_ATTEMPTS	100000
 #define MAX_RETRIES	4	/* of one N, see fail_nth_site_moves() */
 #define MEMFREE_SLACK_KB 2048
@@ -297,6 +291,13 @@ static int nr_sites, wrong_sites;
 /* The last injection hit a check later attempts may not make. */
 static bool site_moved;
 static bool verbose;	/* -v: each injection's whole stack */
+/*
+ * The walk's variants, each a line of run.list with its flags:
+ * fork_fail_nth_gen2 (-g 2), one generation down; fork_fail_nth_memcg
+ * (-m), in a memory cgroup under overcommit 2.
+ */
+static int generation = 1;
+static bool in_memcg;
 
 /*
  * The first wrong injections, said again beside the result they fail:
@@ -559,7 +560,7 @@ static bool parent_all_intact(void)
 }
 
 /*
- * fork_fail_nth_gen2 (FORK_FAIL_NTH_GENERATION 2): the walk runs in a
+ * fork_fail_nth_gen2 (-g 2): the walk runs in a
  * child of the process that mapped the rows, which waits, silent, and
  * exits with its status. Each fork of the walk is then a second
  * generation's: every anon vma hangs off two anon_vmas, its first
@@ -697,20 +698,37 @@ int main(int argc, char **argv)
 	const char *missed;
 	bool injected;
 	long seq = -1;
+	int opt;
 	size_t i;
 	pid_t pid;
 
-	verbose = argc > 1 && !strcmp(argv[1], "-v");
-	if (FORK_FAIL_NTH_MEMCG)
+	while ((opt = getopt(argc, argv, "vg:m")) != -1) {
+		switch (opt) {
+		case 'v':
+			verbose = true;
+			break;
+		case 'g':
+			generation = atoi(optarg);
+			break;
+		case 'm':
+			in_memcg = true;
+			break;
+		default:
+			generation = 0;
+		}
+	}
+	if (generation != 1 && generation != 2)
+		ksft_exit_fail_msg("usage: %s [-v] [-g 1|2] [-m]\n", argv[0]);
+	if (in_memcg)
 		enter_settings(argv);
 	ksft_print_header();
-	ksft_set_plan(5 + NR_COUNTERS + (FORK_FAIL_NTH_MEMCG ? NR_MEMCG_COUNTS : 0));
+	ksft_set_plan(5 + NR_COUNTERS + (in_memcg ? NR_MEMCG_COUNTS : 0));
 
 	for (i = 0; i < NR_MAPPINGS; i++) {
 		maps[i] = mapping_table[i];
 		map_one(&maps[i]);
 	}
-	if (FORK_FAIL_NTH_GENERATION == 2)
+	if (generation == 2)
 		become_second_generation();
 
 	fd = open("/proc/thread-self/fail-nth", O_RDWR);
@@ -732,7 +750,7 @@ int main(int argc, char **argv)
 	read_counters(before);
 	read_memfree(before);
 	read_counters(before);
-	if (FORK_FAIL_NTH_MEMCG)
+	if (in_memcg)
 		read_memcg(memcg_before);
 
 	for (nth = 1; nth <= MAX_ATTEMPTS; nth++) {
@@ -778,7 +796,7 @@ int main(int argc, char **argv)
 	restore_knobs();
 	read_memfree(after);
 	read_counters(after);
-	if (FORK_FAIL_NTH_MEMCG)
+	if (in_memcg)
 		read_memcg(memcg_after);
 
 	missed = seq >= 0 ? core_site_missed() : NULL;
@@ -814,7 +832,7 @@ int main(int argc, char **argv)
 		ksft_test_result(ok, "no leak: %s %lld -> %lld\n", counter_names[i],
 				 before[i], after[i]);
 	}
-	for (i = 0; FORK_FAIL_NTH_MEMCG && i < NR_MEMCG_COUNTS; i++) {
+	for (i = 0; in_memcg && i < NR_MEMCG_COUNTS; i++) {
 		bool ok = memcg_kind_back(i, memcg_before[i], memcg_after[i]);
 
 		if (!ok)
@@ -822,7 +840,7 @@ int main(int argc, char **argv)
 		ksft_test_result(ok, "no leak: the group's %s %lld -> %lld\n",
 				 memcg_kinds[i], memcg_before[i], memcg_after[i]);
 	}
-	if (FORK_FAIL_NTH_MEMCG) {
+	if (in_memcg) {
 		memcg_leave();
 		reset_overcommit();
 	}
