@@ -500,7 +500,8 @@ results_fails_a_missing_row() {
 }
 
 # A tool that takes every skip for harmless: a skip the expectations do
-# not list fails, named with its reason; one they list counts as skipped.
+# not list fails, named with its reason; one they list counts as skipped,
+# if it skipped for the reason they give.
 t results_fails_an_unexpected_skip
 results_fails_an_unexpected_skip() {
 	[ -f "$results_kunit/kunit_parser.py" ] ||
@@ -508,7 +509,15 @@ results_fails_an_unexpected_skip() {
 	expect_exit 1 results_on tools-skips.ktap tests/tools.ktap &&
 	expect_in '^judge/results: tools: 1 passed, 1 failed, 1 skipped$' "$scratch/stdout" &&
 	expect_in '^judge/results: tools: UNEXPECTED SKIP b_test (no UML kernel yet)$' "$scratch/stdout" &&
-	results_total_is '17 passed, 1 failed, 1 skipped'
+	results_total_is '17 passed, 1 failed, 1 skipped' || return 1
+	# listed to skip, but skipped for another reason: news too
+	rm -rf "$scratch/results-build" && cp -a "$fixtures/results/build" "$scratch/results-build" &&
+	sed 's/# SKIP the fixture says so$/# SKIP no npm here/' "$fixtures/results/tools-skips.ktap" \
+		> "$scratch/results-build/tests/tools.ktap" &&
+	BUILD=$scratch/results-build KUNIT_DIR=$results_kunit expect_exit 1 \
+		"$here/tools/judge/results" --expect "$fixtures/results/expect" &&
+	expect_in "^judge/results: tools: UNEXPECTED SKIP may_skip (skipped for 'no npm here'; the expectations list it for 'the fixture says so')$" \
+		"$scratch/stdout"
 }
 
 # One run, four readers: make check's verdict (judge/results --target),

@@ -10,13 +10,15 @@ and each row is held against the rows the expectations file lists for the
 suite. A row's verdict is one of
 
   PASS             it passed, and the expectations list it
-  SKIP             it skipped, and the expectations list that skip
+  SKIP             it skipped, and the expectations list that skip, for
+                   the reason it gave
   FAIL             it failed
   ERROR            it did not complete: a program that crashed, timed out
                    or left no exit status after its rows (its group's own
                    'not ok' with every row ok: the row 'GROUP/(exit
                    status)'), a log without KTAP or without a single test
   UNEXPECTED SKIP  it skipped, and the expectations do not list that skip
+                   (or list it for another reason)
   MISSING          the expectations list it; the log does not have it
   UNLISTED         it passed, and the expectations do not list it
 
@@ -356,8 +358,14 @@ def judge_test(kp, top, expected):
 			rows.append(Row(names, PASS if row is not None else UNLISTED,
 					'' if row is not None else
 					'passed, but the expectations do not list it'))
-		elif expected is None or (row is not None and row in expected.skips):
+		elif expected is None or (row is not None and row in expected.skips and
+					  why == expected.skips[row]):
 			rows.append(Row(names, SKIP, why))
+		elif row is not None and row in expected.skips:
+			# listed to skip for another reason: this skip is news
+			rows.append(Row(names, UNEXPECTED_SKIP,
+					f"skipped for '{why}'; the expectations list it "
+					f"for '{expected.skips[row]}'"))
 		else:
 			# SKIPPED, or NO_TESTS (a group with a plan of 0); a
 			# program skipped whole is a row of its own
