@@ -145,7 +145,15 @@ rows_walks_every_row() {
 	expect_exit 2 "$here/tools/judge/rows" "$here/README.md" &&
 	one_line_stderr &&
 	expect_exit 0 "$here/tools/judge/rows" --failed --missing-ok "$scratch/missing.ktap" &&
-	{ [ ! -s "$scratch/stdout" ] || fail "--missing-ok printed something"; }
+	{ [ ! -s "$scratch/stdout" ] || fail "--missing-ok printed something"; } &&
+	# an empty log is a missing one; a log without KTAP is no less broken
+	: > "$scratch/empty.ktap" &&
+	expect_exit 0 "$here/tools/judge/rows" --failed --missing-ok "$scratch/empty.ktap" &&
+	{ [ ! -s "$scratch/stdout" ] || fail "--missing-ok printed something"; } &&
+	expect_exit 2 "$here/tools/judge/rows" --missing-ok "$here/README.md" &&
+	one_line_stderr &&
+	KUNIT_DIR=$scratch/none expect_exit 2 "$here/tools/judge/rows" "$log" &&
+	one_line_stderr
 }
 
 scan() { "$here/tools/judge/console-scan" "$@"; }
@@ -600,10 +608,44 @@ report_reads_the_logs_there_are() {
 	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/report" || return 1
 	! grep -qF "<li><b>mm-tests.prog: prog</b>" "$dir/report/index.html" ||
 		fail "a row of a log not yet written is shown"
-	touch -d '-1 min' "$dir/junit.xml" &&
+	# a newer user-space log (the times set, not left to the clock)
+	touch -d '-2 min' "$dir/junit.xml" "$dir/kunit.ktap" &&
 	cp "$fixtures/results/agree/mm-tests.ktap" "$dir/mm-tests/results.ktap" &&
 	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/report" &&
-	expect_in "<li><b>mm-tests.prog: prog</b>" "$dir/report/index.html"
+	expect_in "<li><b>mm-tests.prog: prog</b>" "$dir/report/index.html" || return 1
+	# a newer KUnit log alone
+	touch -d '-2 min' "$dir/junit.xml" "$dir/mm-tests/results.ktap" &&
+	expect_exit 1 "$here/tools/judge/console-scan" --ktap "$dir/kunit.ktap" \
+		"$fixtures/results/agree/kunit-console.log" &&
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/report" &&
+	expect_in "<li><b>kunit.fixture_suite: plain_case</b>" "$dir/report/index.html" || return 1
+	# no junit.xml at all
+	rm "$dir/junit.xml" &&
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/report" &&
+	[ -s "$dir/junit.xml" ] || fail "no junit.xml, and no export" || return 1
+	# an export that fails: an error, not the older page
+	touch -d '-2 min' "$dir/junit.xml" && touch "$dir/kunit.ktap" &&
+	rm "$dir/report/index.html" &&
+	BUILD=$dir KUNIT_DIR=$scratch/none expect_exit 1 "$here/tools/judge/report" &&
+	expect_in 'judge/report: error: .*judge/export .* failed' "$scratch/stderr" &&
+	[ ! -e "$dir/report/index.html" ] || fail "a page of older results was written"
+}
+
+# The Python tools (tools/lib/forklab/NAME.py, each run by its bash
+# tool): a failure is an exit status and an error line, through the
+# wrapper too (a wrapper that swallowed the module's status would pass
+# every run).
+t python_tools_fail_through_their_wrappers
+python_tools_fail_through_their_wrappers() {
+	mkdir -p "$scratch/empty" "$scratch/no-exhibits" &&
+	BUILD=$scratch/empty expect_exit 1 "$here/tools/judge/export" &&
+	expect_in '^judge/export: error: ' "$scratch/stderr" && one_line_stderr &&
+	BUILD=$scratch/empty expect_exit 1 "$here/tools/judge/report" &&
+	expect_in '^judge/report: error: no results under ' "$scratch/stderr" &&
+	MUTATE_OUT=$scratch/empty expect_exit 1 "$here/tools/judge/mutation-report" &&
+	expect_in '^judge/mutation-report: error: no .*results.tsv' "$scratch/stderr" &&
+	MUSEUM=$scratch/no-exhibits expect_exit 1 "$here/tools/judge/museum-report" &&
+	expect_in '^judge/museum-report: error: no exhibit in ' "$scratch/stderr"
 }
 
 # Every exhibit of museum/ has a whole header as the report reads it

@@ -72,8 +72,11 @@ def export_if_stale(tree, arch, sanitize, res):
 	if newest is None or (os.path.isfile(junit) and os.path.getmtime(junit) >= newest):
 		return
 	env = dict(os.environ, ARCH=arch, SANITIZE=sanitize, KERNEL=tree)
-	subprocess.run([os.path.join(HERE, 'tools/judge/export')], env=env,
-		       stdout=subprocess.DEVNULL, check=False)
+	# Its error line is on stderr; the page must not show the older run.
+	if subprocess.run([os.path.join(HERE, 'tools/judge/export')], env=env,
+			  stdout=subprocess.DEVNULL).returncode:
+		forklab.die(PROG, f'{res}: judge/export (ARCH={arch} SANITIZE={sanitize} '
+			    f'KERNEL={tree}) failed: no page of older results')
 
 
 def results_section(res, title):
