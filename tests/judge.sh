@@ -642,7 +642,7 @@ python_tools_fail_through_their_wrappers() {
 	expect_in '^judge/export: error: ' "$scratch/stderr" && one_line_stderr &&
 	BUILD=$scratch/empty expect_exit 1 "$here/tools/judge/report" &&
 	expect_in '^judge/report: error: no results under ' "$scratch/stderr" &&
-	MUTATE_OUT=$scratch/empty expect_exit 1 "$here/tools/judge/mutation-report" &&
+	expect_exit 1 "$here/tools/judge/mutation-report" --out "$scratch/empty" &&
 	expect_in '^judge/mutation-report: error: no .*results.tsv' "$scratch/stderr" &&
 	MUSEUM=$scratch/no-exhibits expect_exit 1 "$here/tools/judge/museum-report" &&
 	expect_in '^judge/museum-report: error: no exhibit in ' "$scratch/stderr"

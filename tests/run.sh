@@ -21,7 +21,7 @@ stand_in_tree() {
 mutate() {
 	stand_in_tree
 	BUILD=$scratch/build MUTANTS=${MUTANTS:-$fixtures/mutants} \
-		RUN_KUNIT=$fixtures/fake-run-kunit "$here/tools/run/mutants" "$@"
+		RUN_KUNIT=$fixtures/fake-run-kunit RUN_MM_TESTS=$fixtures/fake-run-mm-tests "$here/tools/run/mutants" "$@"
 }
 
 # Killed, survived, equivalent: each reported as such, and a survivor fails
@@ -129,14 +129,14 @@ mutate_shards_merge_to_one_run() {
 
 	expect_exit 1 mutate || return 1
 	awk "$columns" "$scratch/build/mutate/table" > "$scratch/whole"
-	SHARD=0/2 MUTATE_OUT=$scratch/shard-0 expect_exit 0 mutate &&
+	SHARD=0/2 expect_exit 0 mutate --out "$scratch/shard-0" &&
 	expect_in 'shard 0 of 2 (from 0): 2 of 3 mutants' "$scratch/stdout" &&
-	SHARD=1/2 MUTATE_OUT=$scratch/shard-1 expect_exit 1 mutate || return 1
+	SHARD=1/2 expect_exit 1 mutate --out "$scratch/shard-1" || return 1
 	grep -q '^01-killed' "$scratch/shard-0/table" && grep -q '^03-equivalent' "$scratch/shard-0/table" &&
 	grep -q '^02-survives' "$scratch/shard-1/table" ||
 		{ fail "shards are not every 2nd mutant"; return; }
 	# An empty shard (3 of 4) among them; a survivor fails the merge too.
-	SHARD=03/4 MUTATE_OUT=$scratch/shard-3 expect_exit 0 mutate &&
+	SHARD=03/4 expect_exit 0 mutate --out "$scratch/shard-3" &&
 	BUILD=$scratch/build MUTANTS=$fixtures/mutants expect_exit 1 \
 		"$here/tools/judge/merge-mutants" "$scratch/shard-3" "$scratch/shard-1" "$scratch/shard-0" || return 1
 	awk "$columns" "$scratch/build/mutate/table" > "$scratch/merged"
@@ -178,7 +178,7 @@ mutate_stopped_leaves_make_tests_results() {
 		rm -f "$scratch/built"
 		FAKE_KUNIT_STOP=$stop FAKE_KUNIT_BUILT=$scratch/built \
 			BUILD=$scratch/build MUTANTS=$fixtures/mutants \
-			RUN_KUNIT=$fixtures/fake-run-kunit \
+			RUN_KUNIT=$fixtures/fake-run-kunit RUN_MM_TESTS=$fixtures/fake-run-mm-tests \
 			expect_exit 130 "$here/tools/run/mutants" 01-killed || return 1
 		diff -r "$fixtures/tree" "$scratch/build/src/linux" >/dev/null ||
 			fail "stopped in $stop: the mutant was left applied" || return 1
@@ -196,7 +196,7 @@ mutate_stopped_leaves_make_tests_results() {
 t mutate_runs_on_a_terminal
 mutate_runs_on_a_terminal() {
 	stand_in_tree
-	BUILD=$scratch/build MUTANTS=$fixtures/mutants RUN_KUNIT=$fixtures/fake-run-kunit \
+	BUILD=$scratch/build MUTANTS=$fixtures/mutants RUN_KUNIT=$fixtures/fake-run-kunit RUN_MM_TESTS=$fixtures/fake-run-mm-tests \
 		expect_exit 0 timeout 60 script -qec "$here/tools/run/mutants 01-killed" /dev/null &&
 	expect_in '01-killed .*killed' "$scratch/stdout"
 }
@@ -223,7 +223,7 @@ mutate_runs_the_trees_mutants() {
 	cp -a "$fixtures/tree" "$scratch/build/6.1/src/linux" &&
 	touch "$scratch/build/6.1/uml/linux" || return 1
 	KERNEL=6.1 BUILD=$scratch/build MUTANTS=$fixtures/mutants \
-		RUN_KUNIT=$fixtures/fake-run-kunit \
+		RUN_KUNIT=$fixtures/fake-run-kunit RUN_MM_TESTS=$fixtures/fake-run-mm-tests \
 		expect_exit 1 "$here/tools/run/mutants" && one_line_stderr &&
 	expect_in 'no mutant for um on 6.1' "$scratch/stderr" &&
 	MUTANTS=$fixtures/mutants-trees expect_exit 1 mutate && one_line_stderr &&
@@ -236,7 +236,7 @@ museum() {
 	stand_in_tree
 	RUN_GUEST=$fixtures/fake-guest MUSEUM_REPORT=$scratch/MUSEUM.md \
 		BUILD=$scratch/build MUSEUM=${MUSEUM:-$fixtures/museum} \
-		RUN_KUNIT=$fixtures/fake-run-kunit "$here/tools/run/museum" "$@"
+		RUN_KUNIT=$fixtures/fake-run-kunit RUN_MM_TESTS=$fixtures/fake-run-mm-tests "$here/tools/run/museum" "$@"
 }
 
 # An exhibit passes when the row it names fails, its reproducer fails on
@@ -270,6 +270,24 @@ museum_passes_when_each_is_caught_and_shown() {
 	expect_in '1 of 1 exhibits caught, shown, and clean' "$scratch/stdout"
 }
 
+# A kernel that crashes the KUnit boot names no row there (the console
+# gate's 'boot' only): for an exhibit, which names its row (Caught-by:),
+# the user-space suite runs too, and fails the row it names; a mutant's
+# run ends with KUnit's crash, and no user-space suite is booted. A
+# runner that stopped at the crash for both calls the exhibit WRONG ROW;
+# one that went on for both boots the user-space suite for the mutant.
+t museum_runs_user_space_after_a_kunit_crash
+museum_runs_user_space_after_a_kunit_crash() {
+	MUSEUM=$fixtures/museum-crash expect_exit 0 museum &&
+	expect_in '01-crashes .*killed .*fake_program: the child keeps its own bytes' \
+		"$scratch/stdout" || return 1
+	MUTANTS=$fixtures/mutants-crash expect_exit 0 mutate &&
+	expect_in '01-crashes .*killed .*fake_suite: boot' "$scratch/stdout" &&
+	[ -d "$scratch/build/mutate/01-crashes/kunit" ] &&
+	[ ! -e "$scratch/build/mutate/01-crashes/mm-tests" ] ||
+		fail "the user-space suite ran on a mutant KUnit killed"
+}
+
 # Each target runs the exhibits its Targets: line names: 06 only on the
 # sanitizer build (SANITIZE=1), and not in the plain runs above.
 t museum_runs_the_targets_exhibits
@@ -296,7 +314,7 @@ museum_runs_the_other_trees_reproducers() {
 	touch "$scratch/build/6.1/uml/linux" || return 1
 	KERNEL=6.1 RUN_GUEST=$fixtures/fake-guest MUSEUM_REPORT=$scratch/MUSEUM.md \
 		BUILD=$scratch/build MUSEUM=$fixtures/museum \
-		RUN_KUNIT=$fixtures/fake-run-kunit expect_exit 1 "$here/tools/run/museum" &&
+		RUN_KUNIT=$fixtures/fake-run-kunit RUN_MM_TESTS=$fixtures/fake-run-mm-tests expect_exit 1 "$here/tools/run/museum" &&
 	expect_in '1 of 1 exhibits caught, shown, and clean' "$scratch/stdout" &&
 	expect_in "the other tree's reproducers: 4 of 5 clean or skipped on Linux 6.1" \
 		"$scratch/stdout" || return 1
@@ -335,8 +353,8 @@ tk run_mm_tests_fails_a_hang
 run_mm_tests_fails_a_hang() {
 	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
 	static_fixture hang &&
-	MM_TESTS_LIST=$fixtures/uml/hang.list MM_TESTS_BIN=$scratch \
-		expect_exit 1 "$here/tools/run/mm-tests" --out "$scratch/out" &&
+	expect_exit 1 "$here/tools/run/mm-tests" --list "$fixtures/uml/hang.list" \
+		--bin "$scratch" --out "$scratch/out" &&
 	expect_in '^not ok 1 hang # timed out after 5 s (run.list.s limit: no run on um 6.12 recorded' \
 		"$scratch/out/results.ktap" &&
 	expect_in 'failed: 1' "$scratch/stdout"
@@ -344,8 +362,8 @@ run_mm_tests_fails_a_hang() {
 	# least the floor, and the verdict says so.
 	printf '%s\n' 'margin 2' 'floor 3' 'keep 3' 'hang um 6.12 0.5 1.2 0.9' \
 		> "$scratch/durations"
-	MM_TESTS_LIST=$fixtures/uml/hang.list MM_TESTS_BIN=$scratch \
-		expect_exit 1 "$here/tools/run/mm-tests" --durations "$scratch/durations" \
+	expect_exit 1 "$here/tools/run/mm-tests" --list "$fixtures/uml/hang.list" \
+		--bin "$scratch" --durations "$scratch/durations" \
 		--out "$scratch/out"
 	expect_in '^not ok 1 hang # timed out after 3 s (2 x its longest recorded run, 1.2 s, at least 3 s; recorded: 0.5 1.2 0.9)$' \
 		"$scratch/out/results.ktap"
@@ -360,8 +378,8 @@ tk mm_tests_time_out_after_complete_ktap
 mm_tests_time_out_after_complete_ktap() {
 	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
 	static_fixture late-hang
-	MM_TESTS_LIST=$fixtures/uml/late-hang.list MM_TESTS_BIN=$scratch \
-		expect_exit 1 "$here/tools/run/mm-tests" --out "$scratch/out"
+	expect_exit 1 "$here/tools/run/mm-tests" --list "$fixtures/uml/late-hang.list" \
+		--bin "$scratch" --out "$scratch/out"
 	expect_in '^    not ok 2 (exit status) # timed out after 5 s (run.list.s limit' \
 		"$scratch/out/results.ktap"
 	expect_in '^not ok 1 late-hang # timed out after 5 s' "$scratch/out/results.ktap"
@@ -386,16 +404,16 @@ mm_tests_record_their_durations() {
 	static_fixture echo
 	printf '%s\n' '# a comment' 'margin 4' 'floor 30' 'keep 3' \
 		'echo um 6.12 9.0 8.0 7.0' 'echo x86_64 6.12 5.0' > "$scratch/durations"
-	MM_TESTS_LIST=$fixtures/uml/echo.list MM_TESTS_BIN=$scratch \
-		expect_exit 0 "$here/tools/run/mm-tests" --out "$scratch/out"
-	MM_TESTS_LIST=$fixtures/uml/echo.list expect_exit 0 "$here/tools/run/mm-tests" \
+	expect_exit 0 "$here/tools/run/mm-tests" --list "$fixtures/uml/echo.list" \
+		--bin "$scratch" --out "$scratch/out"
+	expect_exit 0 "$here/tools/run/mm-tests" --list "$fixtures/uml/echo.list" \
 		--durations "$scratch/durations" --out "$scratch/out" --record
 	expect_in '^echo um 6.12 8.0 7.0 [0-9]*\.[0-9]$' "$scratch/durations"
 	expect_in '^echo x86_64 6.12 5.0$' "$scratch/durations"
 	expect_in '^# a comment$' "$scratch/durations"
 	[ "$(grep -c . "$scratch/durations")" = 6 ] || fail "lines lost or added: $(cat "$scratch/durations")"
 	rm "$scratch/out/results.key"
-	MM_TESTS_LIST=$fixtures/uml/echo.list expect_exit 1 "$here/tools/run/mm-tests" \
+	expect_exit 1 "$here/tools/run/mm-tests" --list "$fixtures/uml/echo.list" \
 		--durations "$scratch/durations" --out "$scratch/out" --record
 	one_line_stderr
 	expect_in 'no passing run' "$scratch/stderr"
@@ -442,8 +460,8 @@ mm_tests_boot_the_targets_kernel() {
 	build=$b target um 1
 	mkdir -p "$(dirname "$target_image")" && ln -s "$kernel" "$target_image" &&
 	static_fixture echo &&
-	BUILD=$b SANITIZE=1 MM_TESTS_LIST=$fixtures/uml/echo.list MM_TESTS_BIN=$scratch \
-		expect_exit 0 "$here/tools/run/mm-tests" &&
+	BUILD=$b SANITIZE=1 \
+		expect_exit 0 "$here/tools/run/mm-tests" --list "$fixtures/uml/echo.list" --bin "$scratch" &&
 	expect_in '^ok 1 echo$' "$target_res/mm-tests/results.ktap"
 }
 
@@ -466,12 +484,14 @@ mm_tests_shards_merge_to_one_run() {
 	ln -s "$build/src" "$b/src" && ln -s "$build/mm-tests" "$b/mm-tests" || return 1
 	build=$b target um 0
 	mkdir -p "$(dirname "$target_image")" && ln -s "$kernel" "$target_image" || return 1
-	BUILD=$b COVERAGE=0 MM_TESTS_LIST=$scratch/four.list MM_TESTS_BIN=$scratch \
-		expect_exit 1 "$here/tools/run/mm-tests" --out "$scratch/mm-whole" || return 1
+	BUILD=$b COVERAGE=0 \
+		expect_exit 1 "$here/tools/run/mm-tests" --list "$scratch/four.list" \
+		--bin "$scratch" --out "$scratch/mm-whole" || return 1
 	# Shard 1 holds b, which exits 1.
 	for k in 0 1 2; do
-		BUILD=$b SHARD=$k/3 MM_TESTS_LIST=$scratch/four.list MM_TESTS_BIN=$scratch \
-			expect_exit "$((k == 1))" "$here/tools/run/mm-tests"
+		BUILD=$b SHARD=$k/3 \
+			expect_exit "$((k == 1))" "$here/tools/run/mm-tests" \
+			--list "$scratch/four.list" --bin "$scratch"
 	done
 	# a and d are shard 0's (0 and 3 of a b c d), b shard 1's.
 	expect_in '^ok 1 d$' "$target_res/mm-tests-0-of-3/results.ktap" &&
@@ -500,7 +520,7 @@ mm_runners_reject_bad_input() {
 	expect_in "unknown policy 'sometimes'" "$scratch/stderr" &&
 	BUILD=$scratch/none FORK_COPY=never expect_exit 1 "$here/tools/run/mm-tests" && one_line_stderr &&
 	expect_in 'FORK_COPY=never: want lazy' "$scratch/stderr" &&
-	MM_TESTS_LIST=$scratch/none expect_exit 1 "$here/tools/run/mm-tests" &&
+	expect_exit 1 "$here/tools/run/mm-tests" --list "$scratch/none" &&
 	one_line_stderr
 }
 
@@ -526,8 +546,11 @@ ok 1 fake_suite
 KTAP
 EOF
 	chmod +x "$scratch/kunit-image/linux"
-	BUILD=$scratch/kunit-build expect_exit 1 "$here/tools/run/kunit" --exec-dir "$scratch/kunit-image" &&
-	expect_in '^    not ok 1 fake_case # kernel complaint$' "$scratch/kunit-build/kunit.ktap" &&
+	BUILD=$scratch/kunit-build expect_exit 1 "$here/tools/run/kunit" \
+		--kernel "$scratch/kunit-image/linux" --out "$scratch/kunit-out" &&
+	expect_in '^    not ok 1 fake_case # kernel complaint$' "$scratch/kunit-out/kunit.ktap" &&
+	[ ! -e "$scratch/kunit-build/kunit.ktap" ] && [ ! -e "$scratch/kunit-image/test.log" ] ||
+		{ fail "run/kunit --out wrote outside its directory"; return; }
 	expect_in 'the kernel complained during the run' "$scratch/stderr"
 }
 

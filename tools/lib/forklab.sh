@@ -139,7 +139,6 @@ targets=("um 0" "um 1" "x86_64 0")
 #                      beside the objects) or copy (init copies them out of
 #                      debugfs into a directory the runner names)
 #   target_runner      the tool that boots one program in the guest
-#   target_kernel_var  the variable naming that tool's kernel
 #   target_mem         the guest's memory unless a run asks for more
 #   target_jobs        guests booted at a time by the user-space suite: a
 #                      UML guest also waits on its host threads (one more
@@ -178,7 +177,6 @@ target() {
 		target_res=$build
 		target_gcov='exit'
 		target_runner=$here/tools/guest/uml-run
-		target_kernel_var=UML_KERNEL
 		target_mem=512M
 		target_jobs=$(($(nproc) + 1))
 		target_emulator=
@@ -195,7 +193,6 @@ target() {
 		target_res=$build/x86_64
 		target_gcov=copy
 		target_runner=$here/tools/guest/qemu-run
-		target_kernel_var=QEMU_KERNEL
 		target_mem=1024M
 		target_jobs=$(nproc)
 		target_emulator=qemu-system-x86_64

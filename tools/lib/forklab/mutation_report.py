@@ -17,10 +17,11 @@ equivalent, with the reason), CompileError (it does not apply, or its
 kernel did not build or boot). Each file's source is the unmutated
 prepared tree's.
 
+--patches DIR: the patches the run took (default: MUTANTS, else
+mutants/); --out DIR: the run's results (default RES/mutate).
 Environment: BUILD, ARCH, SANITIZE, KERNEL (the target and tree:
-tools/lib/target), MUTANTS (default mutants/), MUTATE_OUT (default
-RES/mutate). Exit status 0; 1 with one error line when there are no
-results.
+tools/lib/target), MUTANTS. Exit status 0; 1 with one error line when
+there are no results.
 """
 
 import argparse
@@ -116,10 +117,13 @@ def unrun_lines(info):
 
 
 def main():
-	argparse.ArgumentParser(description=__doc__.split('\n\n')[0]).parse_args()
-	mutants = os.environ.get('MUTANTS') or os.path.join(HERE, 'mutants')
+	parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+	parser.add_argument('--patches', help='the patches the run took')
+	parser.add_argument('--out', help="the run's results (RES/mutate)")
+	args = parser.parse_args()
+	mutants = args.patches or os.environ.get('MUTANTS') or os.path.join(HERE, 'mutants')
 	t = forklab.target(PROG)
-	out = os.environ.get('MUTATE_OUT') or os.path.join(t['res'], 'mutate')
+	out = args.out or os.path.join(t['res'], 'mutate')
 	tree = t['tree']
 	results = os.path.join(out, 'results.tsv')
 	if not os.path.isfile(results):
