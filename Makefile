@@ -7,13 +7,13 @@ export BUILD
 # The target: ARCH=um (UML, the default) or x86_64 (QEMU), and SANITIZE=1
 # (um: the suites on a KASAN/lockdep/kmemleak/UBSAN build). Every entry
 # point below takes them: 'make check ARCH=x86_64'. What differs between
-# targets is in one table, tools/lib/forklab.sh; RES is where this one's
+# targets is in one table, configs/forklab.toml; RES is where this one's
 # results go.
 ARCH ?= um
 SANITIZE ?= 0
-# The kernel tree: KERNEL=6.12 (the default) or 6.1, Debian 12's own
-# (docs/trees.md).
-KERNEL ?= 6.12
+# The kernel tree: KERNEL=6.12 or 6.1, Debian 12's own (docs/trees.md);
+# empty, the table's first (configs/forklab.toml).
+KERNEL ?=
 export ARCH SANITIZE KERNEL
 # SHARD=K/N reaches only the three runs that cut themselves in shards
 # (below): make test and make check run everything.
@@ -33,7 +33,7 @@ KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree build test test-loaded kunit mm-tests policies coverage test-tools \
 	check durations \
-	lint results report merge repeat stress mutate mutate-tools ci-share museum bench help clean
+	lint results expected report merge repeat stress mutate mutate-tools ci-share museum bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test $(if $(GATE),coverage)
@@ -64,6 +64,7 @@ help:
 	@echo "make lint       checkpatch, shellcheck, pyflakes over forklab's code"
 	@echo "                (tools/lint/run; kept findings: tools/lint/exceptions)"
 	@echo "make results    'N passed, N failed, N skipped' over every suite"
+	@echo "make expected   write configs/expected anew from the last run of each suite (review its diff)"
 	@echo "make report     build/report/index.html: results, coverage gate, mutants (tools/judge/report)"
 	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
@@ -141,7 +142,7 @@ test-tools: tree
 # RES/kcidb.json: tools/judge/export), and the page of every target's
 # (build/report/index.html: tools/judge/report). Last, make check's
 # verdict (tools/judge/results --target): every row of its suites held
-# against configs/expected/, one line per row that is not as expected; a
+# against configs/expected, one line per row that is not as expected; a
 # vanished row, an unexpected skip or a program that crashed after its
 # rows fail make check here, as they fail CI.
 PARSE = python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1; \
@@ -190,6 +191,11 @@ report:
 
 results:
 	@tools/judge/results
+
+# configs/expected written anew from the last run of each suite: review
+# its diff (git diff configs/expected) as what the change did to the rows.
+expected:
+	@tools/judge/results --write-expected
 
 # Mutation testing: each wrong kernel in mutants/ must fail a suite.
 mutate: tree

@@ -2,17 +2,17 @@
 # shellcheck shell=bash
 # The tests of tools/ci/ (sourced by tests/run).
 
-# The matrix is .ci/run's steps, each once, those .ci/run leaves to it
-# (matrix_step) too, make mutate once per shard, make policies once per
-# policy up to the shards: a step left out, or shards that miss one, fail
-# here.
+# The matrix is the table's CI steps for it ('matrix' and 'both'), each
+# once, make mutate once per shard, make policies once per policy up to
+# the shards: a step left out, or shards that miss one, fail here.
 t matrix_is_every_ci_step
 matrix_is_every_ci_step() {
 	MATRIX_SHARDS=2 expect_exit 0 "$here/tools/ci/matrix" || return 1
-	python3 - "$scratch/stdout" "$here/.ci/run" <<'PY' || fail "the matrix is not .ci/run's steps"
-import json, re, sys
+	python3 - "$scratch/stdout" "$here/configs/forklab.toml" <<'PY' || fail "the matrix is not the table's CI steps"
+import json, re, sys, tomllib
 jobs = json.load(open(sys.argv[1]))['include']
-steps = [m.group(1) for m in re.finditer(r'^(?:matrix_)?step [0-9]+ (.*)$', open(sys.argv[2]).read(), re.M)]
+steps = [s['make'] for s in tomllib.load(open(sys.argv[2], 'rb'))['ci'] if s['where'] != 'here']
+assert 'mutate' in steps and 'check' in steps, steps
 names = [j['make'] for j in jobs]
 assert len(set(names)) == len(names), 'a job twice'
 want = []
@@ -38,19 +38,22 @@ for j in jobs:
 		want.append(j['cache'])
 assert builds == want, (builds, want)
 PY
-	MATRIX_SHARDS=0 expect_exit 2 "$here/tools/ci/matrix" && one_line_stderr &&
-	CI_RUN=$scratch/none expect_exit 1 "$here/tools/ci/matrix" && one_line_stderr
+	MATRIX_SHARDS=0 expect_exit 2 "$here/tools/ci/matrix" && one_line_stderr
 }
 
-# .ci/run makes its 'step' lines, in order, each under its cap, and
-# leaves its 'matrix_step' lines to the matrix (stand-ins for make and
-# judge/results in a copy; a step that fails stops the ones after it).
+# .ci/run makes the table's CI steps for it ('here' and 'both'), in
+# order, each under its cap, and leaves the 'matrix' ones to the matrix
+# (stand-ins for make and judge/results in a copy; a step that fails
+# stops the ones after it).
 t ci_run_makes_its_steps_only
 ci_run_makes_its_steps_only() {
 	local repo=$scratch/repo
 
-	mkdir -p "$repo/.ci" "$repo/tools/judge" "$scratch/bin" || return 1
-	cp "$here/.ci/run" "$repo/.ci/run"
+	mkdir -p "$repo/.ci" "$repo/tools/judge" "$repo/tools/lib" "$repo/configs" \
+		"$scratch/bin" || return 1
+	cp "$here/.ci/run" "$repo/.ci/run" &&
+	cp -r "$here/tools/lib/forklab" "$repo/tools/lib/" &&
+	cp "$here/configs/forklab.toml" "$repo/configs/" || return 1
 	printf '#!/bin/sh\necho "0 passed, 0 failed, 0 skipped"\n' > "$repo/tools/judge/results"
 	# One line per make, its arguments joined by '|': a quoted argument
 	# split in two shows.
@@ -58,16 +61,15 @@ ci_run_makes_its_steps_only() {
 		"$scratch/made" > "$scratch/bin/make"
 	chmod +x "$repo/tools/judge/results" "$scratch/bin/make"
 	PATH=$scratch/bin:$PATH expect_exit 0 bash "$repo/.ci/run" || return 1
-	sed -n 's/^\(here_\)\{0,1\}step [0-9]* //p' "$here/.ci/run" |
-		python3 -c 'import shlex, sys; [print("|".join(shlex.split(l))) for l in sys.stdin]' \
-		> "$scratch/want"
+	python3 -c 'import shlex, sys, tomllib
+[print("|".join(shlex.split(s["make"]))) for s in tomllib.load(open(sys.argv[1], "rb"))["ci"]
+ if s["where"] != "matrix"]' "$here/configs/forklab.toml" > "$scratch/want"
 	diff "$scratch/want" "$scratch/made" > "$scratch/diff" ||
 		fail ".ci/run did not make its steps alone: $(cat "$scratch/diff")" || return 1
-	grep -q '^matrix_step [0-9]* mutate' "$here/.ci/run" ||
-		fail "no step left to the matrix" || return 1
+	! grep -qx 'mutate' "$scratch/made" || fail "a matrix step ran here" || return 1
 	rm -f "$scratch/made"
 	FAIL_GOAL=lint PATH=$scratch/bin:$PATH expect_exit 1 bash "$repo/.ci/run" &&
-	[ "$(cat "$scratch/made")" = "$(sed -n 's/^step [0-9]* //p' "$here/.ci/run" | sed '/^lint$/q')" ] ||
+	[ "$(cat "$scratch/made")" = "$(sed '/^lint$/q' "$scratch/want")" ] ||
 		fail "a failed step did not stop the steps after it: $(cat "$scratch/made")"
 }
 

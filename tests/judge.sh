@@ -438,11 +438,9 @@ results_counts_each_tree() {
 
 	[ -f "$results_kunit/kunit_parser.py" ] ||
 		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
-	{
-		cat "$fixtures/results/expect"
-		sed -n '/^\[kunit\]$/,/^\[tools\]$/p' "$fixtures/results/expect" |
-			sed '$d; s/^\[\(kunit\|mm-tests\)\]$/[\1-6.1]/'
-	} > "$expect"
+	# One section for both trees' rows: '[kunit kunit-6.1]'.
+	sed 's/^\[\(kunit\|mm-tests\)\]$/[\1 \1-6.1]/' "$fixtures/results/expect" > "$expect"
+	grep -q '^\[kunit kunit-6.1\]$' "$expect" || { fail "no shared section"; return; }
 	rm -rf "$dir"
 	cp -a "$fixtures/results/build" "$dir" && mkdir -p "$dir/6.1/mm-tests" &&
 	cp "$dir/kunit.ktap" "$dir/6.1/" &&
@@ -505,6 +503,36 @@ results_fails_a_missing_row() {
 	expect_in '^judge/results: mm-tests-always: MISSING forktest/1 MiB SysV shm, fork_copy=always (the expectations list it; the log does not have it)$' \
 		"$scratch/stdout" &&
 	results_total_is '18 passed, 1 failed, 0 skipped'
+}
+
+# make expected (judge/results --write-expected) writes the expectations
+# from the run: a row the log no longer has goes, one it has and the file
+# did not list comes back at its place in the log, and what the file says
+# stays as it says it: {policy} (the run's 'lazy' written out would fail
+# every other policy), a comment above its row, a listed skip, @ lines.
+# The file it wrote then passes the same run, and writing it again
+# changes nothing.
+t expected_writes_what_the_run_reported
+expected_writes_what_the_run_reported() {
+	local expect=$scratch/expect
+
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	rm -rf "$scratch/results-build" && cp -a "$fixtures/results/build" "$scratch/results-build" &&
+	sed '/^prog\/first$/d; s/^prog\/second$/# the second row\nprog\/second\nprog\/gone/' \
+		"$fixtures/results/expect" > "$expect" || return 1
+	BUILD=$scratch/results-build KUNIT_DIR=$results_kunit expect_exit 1 \
+		"$here/tools/judge/results" --expect "$expect" --write-expected &&
+	expect_in "^judge/results: wrote $expect$" "$scratch/stdout" || return 1
+	sed -n '/^\[kunit\]$/,$p' "$fixtures/results/expect" |
+		sed 's/^prog\/second$/# the second row\nprog\/second/' > "$scratch/want"
+	sed -n '/^\[kunit\]$/,$p' "$expect" | grep -v '^$' > "$scratch/got"
+	grep -v '^$' "$scratch/want" | diff - "$scratch/got" > "$scratch/diff" ||
+		{ fail "written: $(head -n 8 "$scratch/diff" | tr '\n' ' ')"; return; }
+	cp "$expect" "$scratch/first" &&
+	BUILD=$scratch/results-build KUNIT_DIR=$results_kunit expect_exit 0 \
+		"$here/tools/judge/results" --expect "$expect" --write-expected &&
+	cmp -s "$scratch/first" "$expect" || fail "a second write changed the file"
 }
 
 # A tool that takes every skip for harmless: a skip the expectations do

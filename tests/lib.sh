@@ -139,6 +139,44 @@ target_table_answers_for_each_target() {
 	one_line_stderr
 }
 
+# configs/forklab.toml is the one place a tree or a policy is added
+# (docs/contributing.md's recipe): in a copy of the tools and configs/
+# with a third tree (6.6) and a fourth policy (never) added to the table,
+# and nothing else changed, the tools know both: a target's paths and
+# expectations on KERNEL=6.6, make results' suites, make policies' list,
+# the user-space runner's FORK_COPY=, a patch's Trees: line. A tool that
+# names the trees or the policies itself fails here.
+t a_tree_and_a_policy_are_table_entries
+a_tree_and_a_policy_are_table_entries() {
+	local copy=$scratch/copy b=$scratch/b
+
+	mkdir -p "$copy" && cp -r "$here/tools" "$here/configs" "$copy/" || return 1
+	sed -i 's/^names = \["lazy", "always", "skip-shared"\]$/names = ["lazy", "always", "skip-shared", "never"]/' \
+		"$copy/configs/forklab.toml" &&
+	grep -q '"never"' "$copy/configs/forklab.toml" || { fail "no policy line to add to"; return; }
+	printf '%s\n' '[[trees]]' 'name = "6.6"' 'package = "linux-source-6.6"' \
+		'patches = "patches/6.6"' 'build = "6.6"' 'kconfig = ""' \
+		'coverage = "coverage/6.6"' \
+		>> "$copy/configs/forklab.toml"
+	KERNEL=6.6 BUILD=$b expect_exit 0 "$copy/tools/lib/target" x86_64 0 &&
+	expect_in "^res=$b/6.6/x86_64$" "$scratch/stdout" &&
+	expect_in "^expected=$copy/configs/expected$" "$scratch/stdout" &&
+	expect_in "^gate=$copy/coverage/6.6/x86_64.spec$" "$scratch/stdout" || return 1
+	expect_exit 0 "$copy/tools/run/policies" --list &&
+	expect_in '^never$' "$scratch/stdout" &&
+	BUILD=$b expect_exit 0 "$copy/tools/judge/results" --help &&
+	expect_in '^  kunit-6.6-x86_64 ' "$scratch/stdout" &&
+	expect_in '^  mm-tests-6.6-never ' "$scratch/stdout" || return 1
+	# The policy is taken (the run then fails for want of a tree), 6.6's
+	# name is a tree's in a patch's Trees: line.
+	BUILD=$b KERNEL=6.6 FORK_COPY=never expect_exit 1 "$copy/tools/run/mm-tests" &&
+	! grep -q 'FORK_COPY' "$scratch/stderr" &&
+	printf 'Trees: 6.6 6.1\n' > "$scratch/p.patch" &&
+	PYTHONPATH=$copy/tools/lib expect_exit 0 python3 -m forklab.table header \
+		"$scratch/p.patch" Trees &&
+	expect_in '^6.6 6.1$' "$scratch/stdout"
+}
+
 # Progress on a terminal is one line that each step rewrites (carriage
 # return, erase line), ended by one newline; in a log (CI) it is a plain
 # line a step. A run that printed a line a step on a terminal, or escape

@@ -28,27 +28,6 @@ die() {
 	exit "${die_status:-1}"
 }
 
-# The kernel tree, KERNEL=: 6.12 (the default) or 6.1, Debian 12's own.
-# Each comes from Debian's linux-source package of that version and has a
-# patch series of its own; 6.1 builds everything (tree, objects, results)
-# under build/6.1/, so that the two trees stay built side by side.
-#   kernel_line     the stable line, as KERNEL= names it: 6.12, 6.1
-#   kernel_package  the Debian package of its source
-#   kernel_tarball  the tarball that package installs
-#   kernel_patches  its series' directory (a file 'series' and the patches)
-# forklab_trees: every tree, as KERNEL= names them.
-forklab_trees="6.12 6.1"
-kernel_line=${KERNEL:-6.12}
-case "$kernel_line" in
-6.12) kernel_patches=$here/patches ;;
-6.1) kernel_patches=$here/patches/6.1; build=$build/6.1 ;;
-*) die "KERNEL=$kernel_line: forklab builds 6.12 or 6.1" ;;
-esac
-kernel_package=linux-source-$kernel_line
-kernel_tarball=/usr/src/$kernel_package.tar.xz
-tree=$build/src/linux
-kunit_py=$tree/tools/testing/kunit/kunit.py
-
 # python_tool MODULE ARGS...: run the Python tool of
 # tools/lib/forklab/MODULE.py, the package found on PYTHONPATH as
 # python3 -m takes it (no tool puts it on sys.path itself).
@@ -58,6 +37,46 @@ python_tool() {
 	shift
 	PYTHONPATH="$here/tools/lib${PYTHONPATH:+:$PYTHONPATH}" python3 -m "forklab.$module" "$@"
 }
+
+# The table (configs/forklab.toml, tools/lib/forklab/table.py): the
+# trees, targets, policies and patch header rules, as bash variables:
+# forklab_trees, forklab_targets, forklab_policies (names, the default
+# first), forklab_expectations (the expectations file) and table_tree_FIELD[TREE], table_target_FIELD[TARGET],
+# table_header_RULE[FIELD] (the table's comments say what each is).
+forklab_trees='' forklab_targets='' forklab_policies='' forklab_expectations=''
+declare -A table_tree_package=() table_tree_patches=() table_tree_build=() \
+	table_tree_kconfig=() table_tree_coverage=() table_target_arch=() \
+	table_target_sanitize=() table_target_suffix=() table_target_obj=() \
+	table_target_image=() table_target_res=() table_target_kconfig=() \
+	table_target_kconfig_add=() table_target_gate=() table_target_gcov=() \
+	table_target_runner=() table_target_mem=() table_target_jobs_extra=() \
+	table_target_emulator=() table_target_emulator_args=() \
+	table_target_kernel_args=() table_target_gigantic_args=() \
+	table_target_kunit_args=() table_target_cold_ccache=() table_target_make=() \
+	table_header_values=() table_header_default=() table_header_once=()
+table_decl=$(python_tool table shell) || exit 1
+eval "$table_decl"
+unset table_decl
+
+# The kernel tree, KERNEL= (default: the table's first, 6.12): Debian's
+# linux-source package of that line, with a patch series of its own. A
+# tree other than the first builds everything (tree, objects, results)
+# under build/KERNEL/ (its table entry's build), so that the trees stay
+# built side by side.
+#   kernel_line     the stable line, as KERNEL= names it: 6.12, 6.1
+#   kernel_package  the Debian package of its source
+#   kernel_tarball  the tarball that package installs
+#   kernel_patches  its series' directory (a file 'series' and the patches)
+kernel_line=${KERNEL:-${forklab_trees%% *}}
+[[ " $forklab_trees " = *" $kernel_line "* ]] ||
+	die "KERNEL=$kernel_line: forklab builds ${forklab_trees// / or }"
+kernel_patches=$here/${table_tree_patches[$kernel_line]}
+build=$build${table_tree_build[$kernel_line]:+/${table_tree_build[$kernel_line]}}
+kernel_package=${table_tree_package[$kernel_line]}
+kernel_tarball=/usr/src/$kernel_package.tar.xz
+tree=$build/src/linux
+kunit_py=$tree/tools/testing/kunit/kunit.py
+
 
 # bad_usage MESSAGE...: a bad argument: one line, exit status 2.
 bad_usage() {
@@ -108,124 +127,97 @@ progress_done() {
 	[ ! -t 2 ] || echo >&2
 }
 
-# The targets, as make names them: ARCH=um (UML, the default), ARCH=um
-# SANITIZE=1 (the same suites on a kernel with configs/sanitize.config:
-# KASAN, lockdep, kmemleak, UBSAN; a build of its own) and ARCH=x86_64
-# (an x86_64 kernel under QEMU, for what UML lacks: hugetlb, THP, uffd-wp,
-# PAT). Each line: ARCH, SANITIZE, then the fields target() sets.
-targets=("um 0" "um 1" "x86_64 0")
+# The targets, as make names them (the table's [[targets]]): ARCH=um (UML,
+# the default), ARCH=um SANITIZE=1 (the same suites on a kernel with
+# configs/sanitize.config: KASAN, lockdep, kmemleak, UBSAN; a build of
+# its own) and ARCH=x86_64 (an x86_64 kernel under QEMU, for what UML
+# lacks: hugetlb, THP, uffd-wp, PAT). Each: "ARCH SANITIZE".
+targets=()
+for t in $forklab_targets; do
+	targets+=("${table_target_arch[$t]} ${table_target_sanitize[$t]}")
+done
+unset t
 
-# target ARCH [SANITIZE]: set the target_* variables of that target (every
-# path below $build), or die naming what was wrong:
+# target ARCH [SANITIZE]: set the target_* variables of that target on
+# the tree KERNEL= names (every path below $build), or die naming what
+# was wrong. The fields are the table's (configs/forklab.toml says what
+# each is), made paths:
 #
-#   target_arch        the kernel's ARCH (um, x86_64)
 #   target_name        the target's name in a patch's "Targets:" line
-#                      (mutants/, museum/): um, x86_64, sanitize
-#   target_tree        the prepared kernel tree (KERNEL= chooses which)
-#   target_suffix      what results adds to a suite's name: -sanitize, -x86_64
-#   target_obj         the kernel's build directory (O=)
-#   target_image       the kernel image a guest boots
-#   target_res         the target's results: kunit.ktap, kunit.json,
-#                      mm-tests/, policies/, mutate/, coverage/, gcov/
-#   target_kconfig     the kunitconfig (configs/ARCH.config)
-#   target_kconfig_add kconfig lines added to it, one per line
-#                      (configs/6.1.config on KERNEL=6.1)
-#   target_expected    the rows each suite must report (configs/expected/ARCH;
-#                      configs/expected/6.1/ARCH on KERNEL=6.1)
+#   target_tree        the prepared kernel tree
+#   target_obj, target_image, target_res  below $build
+#   target_kconfig     the kunitconfig
+#   target_kconfig_add kconfig lines added to it, one per line: the
+#                      tree's and the target's
+#   target_expected    the rows each suite must report (one file for
+#                      every target and tree)
 #   target_gate        the coverage gate's spec; empty: no coverage kept
 #                      (a UML guest's counts go to a scratch directory)
-#   target_gcov        how gcov data leaves a guest: exit (UML writes its
-#                      .gcda files when it exits, under GCOV_PREFIX or
-#                      beside the objects) or copy (init copies them out of
-#                      debugfs into a directory the runner names)
 #   target_runner      the tool that boots one program in the guest
-#   target_mem         the guest's memory unless a run asks for more
-#   target_jobs        guests booted at a time by the user-space suite: a
-#                      UML guest also waits on its host threads (one more
-#                      than CPUs), a TCG guest keeps its CPU busy
-#   target_emulator    the program that runs the guest (its version is
-#                      part of what a result depends on); empty for UML
-#   target_emulator_args  its arguments: TCG, the same on every host (a
-#                      /dev/kvm that opens may still not run a guest)
-#   target_kernel_args the command line every boot adds: the huge pages
-#                      the suites use
-#   target_gigantic_args  what a guest of 3 GiB or more adds: one 1 GiB page
-#   target_kunit_args  kunit.py's arguments for the target (array)
-#   target_cold_ccache a build from nothing hits ccache (1) or only misses
-#                      (0: every UML object embeds its .gcda path, and a
-#                      miss costs a second preprocessing)
-#   target_make        how to ask make for the target, for messages
+#   target_jobs        guests booted at a time by the user-space suite
+#   target_emulator_args, target_kunit_args  arrays
+# and target_arch, target_suffix, target_gcov, target_mem,
+# target_emulator, target_kernel_args, target_gigantic_args,
+# target_cold_ccache and target_make as the table has them.
 target() {
-	local arch=$1 sanitize=${2:-0}
+	local arch=$1 sanitize=${2:-0} t name='' file
 
 	case "$sanitize" in
 	0|1) ;;
 	*) die "SANITIZE=$sanitize: want 0 or 1" ;;
 	esac
+	for t in $forklab_targets; do
+		[ "${table_target_arch[$t]}" != "$arch" ] ||
+			[ "${table_target_sanitize[$t]}" != "$sanitize" ] || name=$t
+	done
+	if [ -z "$name" ]; then
+		for t in $forklab_targets; do
+			[ "${table_target_arch[$t]}" != "$arch" ] || name=$t
+		done
+		[ -n "$name" ] || die "ARCH=$arch: forklab builds $(for t in $forklab_targets; do
+			echo "${table_target_arch[$t]}"; done | sort -u | paste -sd ' ' - | sed 's/ / or /g')"
+		die "SANITIZE=$sanitize is not built for ARCH=$arch"
+	fi
+	target_name=$name
 	target_arch=$arch
-	target_name=$arch
 	target_tree=$tree
-	target_kconfig=$here/configs/$arch.config
+	target_suffix=${table_target_suffix[$name]}
+	target_obj=$build/${table_target_obj[$name]}
+	target_image=$target_obj/${table_target_image[$name]}
+	target_res=$build${table_target_res[$name]:+/${table_target_res[$name]}}
+	target_kconfig=$here/${table_target_kconfig[$name]}
 	target_kconfig_add=
-	target_expected=$here/configs/expected/$arch
-	target_gate=$here/coverage/$arch.spec
-	case "$arch" in
-	um)
-		target_suffix=
-		target_obj=$build/uml
-		target_image=$target_obj/linux
-		target_res=$build
-		target_gcov='exit'
-		target_runner=$here/tools/guest/uml-run
-		target_mem=512M
-		target_jobs=$(($(nproc) + 1))
-		target_emulator=
-		target_emulator_args=()
-		target_kernel_args=
-		target_gigantic_args=
-		target_kunit_args=()
-		target_cold_ccache=0
-		target_make="make test" ;;
-	x86_64)
-		target_suffix=-x86_64
-		target_obj=$build/x86_64/kernel
-		target_image=$target_obj/arch/x86/boot/bzImage
-		target_res=$build/x86_64
-		target_gcov=copy
-		target_runner=$here/tools/guest/qemu-run
-		target_mem=1024M
-		target_jobs=$(nproc)
-		target_emulator=qemu-system-x86_64
-		target_emulator_args=(-accel tcg)
-		target_kernel_args="hugepagesz=2M hugepages=16"
-		target_gigantic_args="hugepagesz=1G hugepages=1"
-		target_kunit_args=(--arch=x86_64
-			"--qemu_args=${target_emulator_args[*]}")
-		target_cold_ccache=1
-		target_make="make test ARCH=x86_64" ;;
-	*) die "ARCH=$arch: forklab builds um or x86_64" ;;
-	esac
-	# A tree other than 6.12: its config lines (configs/KERNEL.config),
-	# expected rows (configs/expected/KERNEL/ARCH) and gate
-	# (coverage/KERNEL/ARCH.spec).
-	if [ "$kernel_line" != 6.12 ]; then
-		target_kconfig_add=$(grep -E '^(CONFIG_|# CONFIG_.* is not set)' \
-			"$here/configs/$kernel_line.config")
-		target_expected=$here/configs/expected/$kernel_line/$arch
-		target_gate=$here/coverage/$kernel_line/$arch.spec
-	fi
-	if [ "$sanitize" = 1 ]; then
-		[ "$arch" = um ] || die "SANITIZE=1 is for ARCH=um only"
-		target_name=sanitize
-		target_suffix=-sanitize
-		target_obj=$build/uml-sanitize
-		target_image=$target_obj/linux
-		target_res=$build/sanitize
+	for file in ${table_tree_kconfig[$kernel_line]} ${table_target_kconfig_add[$name]}; do
 		target_kconfig_add+=${target_kconfig_add:+$'\n'}$(grep -E \
-			'^(CONFIG_|# CONFIG_.* is not set)' "$here/configs/sanitize.config")
-		target_gate=
-		target_make="make check SANITIZE=1"
-	fi
+			'^(CONFIG_|# CONFIG_.* is not set)' "$here/$file")
+	done
+	target_expected=$here/$forklab_expectations
+	target_gate=
+	[ "${table_target_gate[$name]}" = 0 ] ||
+		target_gate=$here/${table_tree_coverage[$kernel_line]}/$arch.spec
+	target_gcov=${table_target_gcov[$name]}
+	target_runner=$here/${table_target_runner[$name]}
+	target_mem=${table_target_mem[$name]}
+	target_jobs=$(($(nproc) + ${table_target_jobs_extra[$name]}))
+	target_emulator=${table_target_emulator[$name]}
+	eval "target_emulator_args=(${table_target_emulator_args[$name]})"
+	target_kernel_args=${table_target_kernel_args[$name]}
+	target_gigantic_args=${table_target_gigantic_args[$name]}
+	eval "target_kunit_args=(${table_target_kunit_args[$name]})"
+	target_kunit_args=("${target_kunit_args[@]//\{emulator_args\}/${target_emulator_args[*]}}")
+	target_cold_ccache=${table_target_cold_ccache[$name]}
+	target_make=${table_target_make[$name]}
+}
+
+# target_on_tree TREE ARCH SANITIZE: target ARCH SANITIZE on the tree
+# TREE, whatever KERNEL= names (its paths below BUILD's, as a run with
+# KERNEL=TREE has them).
+target_on_tree() {
+	local kernel_line=$1 build=${BUILD:-$here/build} tree
+
+	build=$build${table_tree_build[$1]:+/${table_tree_build[$1]}}
+	tree=$build/src/linux
+	target "$2" "$3"
 }
 
 # VERSION.PATCHLEVEL.SUBLEVEL from the top Makefile. (Not 'make
@@ -237,41 +229,47 @@ kernel_version() {
 	     END { print v "." p "." s }' "$1/Makefile"
 }
 
-# for_this_target PATCH: does PATCH (mutants/, museum/) run on the target
-# last set? Its one "Targets:" line names it (target_name), names
-# separated by spaces; none means um. A second Targets: line, or a name
-# that is no target's, is an error: the patch would run nowhere.
-for_this_target() {
-	local listed name names
+# header_words PATCH FIELD: the words of PATCH's FIELD: line (Targets,
+# Trees), or the table's default for it; a second line where the table
+# says once, or a word that is no name of a target (tree), dies naming
+# it: the patch would run nowhere. The table's rules, as
+# tools/lib/forklab/table.py applies them for the Python tools.
+header_words() {
+	local patch=$1 field=$2 listed names word
 
-	names=" $("$here/tools/lib/target" --list | cut -d' ' -f1 | tr '\n' ' ')"
-	[ "$(grep -c '^Targets:' "$1")" -le 1 ] ||
-		die "${1##*/}: more than one 'Targets:' line"
-	listed=$(sed -n 's/^Targets:[[:space:]]*//p' "$1" | tr -d '\r')
-	for name in ${listed:-um}; do
-		[[ "$names" = *" $name "* ]] ||
-			die "${1##*/}: 'Targets: $listed': no target '$name' (want:$names)"
+	[ "${table_header_once[$field]:-0}" = 0 ] ||
+		[ "$(grep -c "^$field:" "$patch")" -le 1 ] ||
+		die "${patch##*/}: more than one '$field:' line"
+	listed=$(sed -n "s/^$field:[[:space:]]*//p" "$patch" | tr -d '\r')
+	case "${table_header_values[$field]:-}" in
+	targets) names=$forklab_targets ;;
+	trees) names=$forklab_trees ;;
+	*) names='' ;;
+	esac
+	for word in $listed; do
+		[ -z "$names" ] || [[ " $names " = *" $word "* ]] ||
+			die "${patch##*/}: '$field: $listed': no ${table_header_values[$field]%s} '$word' (want: $names)"
 	done
-	[[ " ${listed:-um} " = *" $target_name "* ]]
+	echo "${listed:-${table_header_default[$field]:-}}"
+}
+
+# for_this_target PATCH: does PATCH (mutants/, museum/) run on the target
+# last set? Its "Targets:" line names it (target_name).
+for_this_target() {
+	local words
+
+	words=$(header_words "$1" Targets) || exit 1
+	[[ " $words " = *" $target_name "* ]]
 }
 
 # for_this_tree PATCH: does PATCH (mutants/, museum/) apply to the tree
-# KERNEL= names? Its one "Trees:" line names the trees (6.12, 6.1)
-# it was written for and checked against; none means 6.12. A name that
-# is no tree's, or a second Trees: line, is an error.
+# KERNEL= names? Its "Trees:" line names the trees it was written for and
+# checked against.
 for_this_tree() {
-	local listed name
+	local words
 
-	[ "$(grep -c '^Trees:' "$1")" -le 1 ] ||
-		die "${1##*/}: more than one 'Trees:' line"
-	listed=$(sed -n 's/^Trees:[[:space:]]*//p' "$1" | tr -d '\r')
-	for name in ${listed:-6.12}; do
-		case "$name" in
-		6.12|6.1) ;;
-		*) die "${1##*/}: 'Trees: $listed': no tree '$name' (want: 6.12 6.1)" ;;
-		esac
-	done
-	[[ " ${listed:-6.12} " = *" $kernel_line "* ]]
+	words=$(header_words "$1" Trees) || exit 1
+	[[ " $words " = *" $kernel_line "* ]]
 }
 
 # target_of_runner NAME: the target whose runner is NAME (uml-run,

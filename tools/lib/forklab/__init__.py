@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """What forklab's Python tools share, as tools/lib/forklab.sh is for the
-bash ones: the target table (tools/lib/target, per tree), the trees, and
-a prepared tree's version. Its modules: ktap (the tree's KTAP parser),
-results (the results model: every verdict on a run's rows)."""
+bash ones: one die(), a target's fields as paths (tools/lib/target, per
+tree), and a prepared tree's version. Its modules: table (configs/
+forklab.toml: the trees, targets, policies, header rules, CI steps),
+ktap (the tree's KTAP parser), results (the results model: every
+verdict on a run's rows)."""
 
 import os
 import subprocess
@@ -10,7 +12,6 @@ import sys
 
 # The checkout: this file is tools/lib/forklab/__init__.py.
 HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-TREES = ['6.12', '6.1']
 
 
 def die(prog, message):

@@ -42,7 +42,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 import forklab
-from forklab import ktap, results
+from forklab import ktap, results, table
 
 PROG = 'judge/export'
 HERE = forklab.HERE
@@ -55,7 +55,7 @@ SUITES = [('kunit', 'kunit', 'kunit.ktap'),
 
 def series_hash(kernel):
 	"""sha256 of the patch series the tree was prepared with, in order."""
-	d = os.path.join(HERE, 'patches' if kernel == '6.12' else f'patches/{kernel}')
+	d = os.path.join(HERE, table.tree(kernel)['patches'])
 	h = hashlib.sha256()
 	try:
 		with open(os.path.join(d, 'series')) as f:
@@ -175,11 +175,11 @@ def main():
 	ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 	ap.add_argument('--out', help='where junit.xml and kcidb.json go (default: RES)')
 	ap.add_argument('--expect', metavar='FILE', help="the expectations the rows are "
-			"judged against (default: the target's, configs/expected/...)")
+			"judged against (default: configs/expected)")
 	args = ap.parse_args()
 	t = forklab.target(PROG)
 	res, tree = t['res'], t['tree']
-	kernel = os.environ.get('KERNEL', '6.12')
+	kernel = os.environ.get('KERNEL') or table.trees()[0]
 	out = args.out or res
 	if not os.path.isdir(res):
 		forklab.die(PROG, f'no results in {res}: run make check first')
@@ -196,7 +196,7 @@ def main():
 			expectations = results.load_expectations(expect, HERE)
 		except results.ResultsError as e:
 			forklab.die(PROG, str(e))
-	suffix = ('' if kernel == '6.12' else f'-{kernel}') + t['suffix']
+	suffix = ('' if kernel == table.trees()[0] else f'-{kernel}') + t['suffix']
 
 	version = forklab.tree_version(tree) or '0.0.0'
 	series = series_hash(kernel)

@@ -2,7 +2,7 @@
 """judge/museum-report: docs/MUSEUM.md, on standard output, from the
 exhibits' own headers (museum/*.patch, docs/museum.md) and the last
 'make museum' of each target on each tree (RES/museum/results.tsv and
-clean.tsv, RES as tools/lib/target says for KERNEL=6.12 and 6.1): a row
+clean.tsv, RES as tools/lib/target says for each tree KERNEL= names): a row
 per exhibit, target and tree it is reverted on, a column per tree for
 its reproducer on that tree's unmodified kernel. What a target's last
 run did not reach says "not run"; results are those of the last run,
@@ -17,6 +17,7 @@ import glob
 import os
 
 import forklab
+from forklab import table
 
 PROG = 'judge/museum-report'
 HERE = forklab.HERE
@@ -108,7 +109,7 @@ def main():
 	exhibits = sorted(glob.glob(os.path.join(museum, '*.patch')))
 	if not exhibits:
 		forklab.die(PROG, f'no exhibit in {museum}')
-	TREES = forklab.TREES
+	TREES = table.trees()
 	runs, dirs = {}, {tree: [] for tree in TREES}
 	for tree in TREES:
 		for name, arch, sanitize in forklab.targets(PROG, tree):
@@ -121,10 +122,10 @@ def main():
 	v = versions
 	out = ['# The museum of real fork bugs', '',
 	       '<!-- Written by tools/judge/museum-report (make museum; make museum',
-	       'ARCH=x86_64; make museum SANITIZE=1; each with KERNEL=6.1): edit',
+	       'ARCH=x86_64; make museum SANITIZE=1; each with KERNEL= each tree): edit',
 	       'museum/*.patch, not this file. -->', '',
 	       'Each exhibit is an upstream fix reversed at Debian\'s Linux',
-	       f'{v["6.12"]} (linux-source-6.12) or {v["6.1"]} (linux-source-6.1): a row',
+	       ' or '.join(f'{v[t]} ({table.tree(t)["package"]})' for t in TREES) + ': a row',
 	       'per tree it is reversed on, with the reproducer that shows the bug.',
 	       '"Caught by" is the first failing rows of the suites on that kernel',
 	       '(the row the exhibit names must be among them); "shown" is what the',
@@ -135,14 +136,19 @@ def main():
 	       f'Generated {datetime.date.today().isoformat()}.', '',
 	       # Named for the kernels that ran: forklab's, with its series
 	       # (backports included), not an unmodified Debian kernel.
-	       f'| exhibit | upstream fix | year | CVE | target | tree | caught by | reproducer shows | forklab {v["6.12"]} | forklab {v["6.1"]} | s |',
-	       '|---------|--------------|------|-----|--------|------|-----------|------------------|------|------|---|']
+	       '| exhibit | upstream fix | year | CVE | target | tree | caught by | reproducer shows | '
+	       + ''.join(f'forklab {v[t]} | ' for t in TREES) + 's |',
+	       '|---------|--------------|------|-----|--------|------|-----------|------------------|'
+	       + '------|' * len(TREES) + '---|']
 	details = []
 	for path in exhibits:
 		name = os.path.basename(path)[:-len('.patch')]
 		f, text = header(path)
-		targets = f.get('Targets', 'um').split()
-		trees = f.get('Trees', '6.12').split()
+		try:
+			targets = table.header(path, 'Targets')
+			trees = table.header(path, 'Trees')
+		except table.TableError as e:
+			forklab.die(PROG, str(e))
 		fixes = '; '.join(f['Fix'])
 		for arch in targets:
 			cleans = [unmodified(runs.get((arch, t), ({}, {}))[1], name, t in trees)
@@ -154,7 +160,8 @@ def main():
 					killed = result in ('killed', 'hung')
 					caught = failed.split(';')[0] if killed else f'{result}: {failed.split(";")[0]}'
 					if f['Caught-by'] and killed:
-						caught = next((r for r in failed.split(';') if f['Caught-by'] in r), caught)
+						caught = next((r for r in failed.split(';')
+							       if table.caught_by(f['Caught-by'], r)), caught)
 				else:
 					secs, caught, shows = '', 'not run', 'not run'
 				out.append(f'| [{name}](#{name}) | {cell(fixes)} | {f["Year"]} | {f["CVE"]} | {arch} | '

@@ -24,6 +24,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 import forklab
+from forklab import table
 
 PROG = 'judge/report'
 HERE = forklab.HERE
@@ -36,7 +37,7 @@ MTE_VERSION = '3.9.0'
 def targets():
 	"""[(tree, name, ARCH, SANITIZE, fields)] of every target and tree."""
 	return [(tree, name, arch, sanitize, forklab.target(PROG, arch, sanitize, tree))
-		for tree in forklab.TREES
+		for tree in table.trees()
 		for name, arch, sanitize in forklab.targets(PROG, tree)]
 
 

@@ -26,14 +26,16 @@ PASS and SKIP are as expected; every other verdict fails the run.
 
 As a command (tools/judge/results runs it, and documents it):
 
-  python3 -m forklab.results PROG EXPECT KUNIT_DIR ROOT [--rows] < SUITES
+  python3 -m forklab.results PROG EXPECT KUNIT_DIR ROOT [--write-expected] < SUITES
 
 SUITES has one line per suite: 'NAME POLICY|- NEED LOG', NEED required
 (a missing log fails), optional (a missing log is left out) or unjudged
 (a suite the expectations may name, not read).
-EXPECT is the expectations file (configs/expected/um describes the
+EXPECT is the expectations file (configs/expected describes the
 format); KUNIT_DIR holds the tree's kunit_parser.py; ROOT is the forklab
 checkout, against which the paths of EXPECT's @ lines are taken.
+--write-expected (make expected): then EXPECT is written anew, each
+suite that ran with the rows it reported (forklab.expected).
 
 The parser's JSON is not enough: it keeps no status for a group, and
 bubble_up_test_results() does not count a group's own 'not ok' when the
@@ -48,7 +50,7 @@ import re
 import signal
 import sys
 
-from forklab import ktap
+from forklab import ktap, table
 
 PASS, SKIP, FAIL, ERROR = 'PASS', 'SKIP', 'FAIL', 'ERROR'
 UNEXPECTED_SKIP, MISSING, UNLISTED = 'UNEXPECTED SKIP', 'MISSING', 'UNLISTED'
@@ -73,7 +75,8 @@ class ResultsError(Exception):
 
 # --- the expectations file ---------------------------------------------------
 
-SECTION = re.compile(r'^\[([A-Za-z0-9_.-]+)\]$')
+# '[SUITE ...]': the rows below are expected of each suite it names.
+SECTION = re.compile(r'^\[([A-Za-z0-9_.-]+(?: +[A-Za-z0-9_.-]+)*)\]$')
 SKIP_LINE = re.compile(r'^(.*?)\s+#\s*SKIP\s+(\S.*)$')
 REGISTRATION = re.compile(r'^tk? ([A-Za-z_][A-Za-z0-9_]*)\s*$', re.M)
 
@@ -84,6 +87,7 @@ class Expected:
 	def __init__(self):
 		self.rows = collections.Counter()	# row -> times listed
 		self.skips = {}				# row -> why it may skip
+		self.derived = set()			# rows of an @ line
 
 	def resolve(self, policy, where):
 		"""The rows of a suite under @policy (None: the suite has none)."""
@@ -93,23 +97,28 @@ class Expected:
 			return row.replace('{policy}', policy or '')
 
 		rows = collections.Counter()
+		written = {}
 		for row, n in self.rows.items():
 			rows[fill(row)] += n
+			written[fill(row)] = row
 		skips = {fill(row): why for row, why in self.skips.items()}
+		written.update({fill(row): row for row in self.skips})
 		# A row listed only with '# SKIP WHY' is one expected row.
 		for row in skips:
 			if not rows[row]:
 				rows[row] = 1
-		return Rows(rows, skips)
+		return Rows(rows, skips, written, {fill(row) for row in self.derived})
 
 
 class Rows:
 	"""A suite's expected rows, matched off one by one as the log has
 	them: literally, or through '{n}' (any whole number)."""
 
-	def __init__(self, rows, skips):
+	def __init__(self, rows, skips, written=None, derived=()):
 		self.left = rows
 		self.skips = skips
+		self.written = written or {}	# row -> as the file writes it
+		self.derived = set(derived)
 		self.patterns = [(row, re.compile(
 			'[0-9]+'.join(re.escape(part) for part in row.split('{n}'))))
 			for row in rows if '{n}' in row]
@@ -136,15 +145,14 @@ class Rows:
 		self.patterns = [(row, p) for row, p in self.patterns if row in names]
 
 
-def patch_names(path, key, default):
-	"""The names a mutant's KEY line lists ('Targets:', where it runs,
-	default um; 'Trees:', what it applies to, default 6.12), as
-	tools/lib/forklab.sh reads them (for_this_target, for_this_tree)."""
-	with open(path, errors='backslashreplace') as f:
-		for line in f:
-			if line.startswith(key):
-				return line[len(key):].split()
-	return [default]
+def patch_names(path, field):
+	"""The names a patch's FIELD line lists ('Targets', where it runs;
+	'Trees', what it applies to), by the table's rules for it
+	(configs/forklab.toml: its default, one line only)."""
+	try:
+		return table.header(path, field)
+	except table.TableError as e:
+		raise ResultsError(str(e)) from e
 
 
 def derived_rows(root, directive, arg, where):
@@ -164,20 +172,20 @@ def derived_rows(root, directive, arg, where):
 		return rows
 	if directive == '@patches':
 		# '@patches DIR TARGET [TREE]': only the patches that run on
-		# TARGET (their 'Targets:' line; none means um) and apply to
-		# TREE (their 'Trees:' line; none means 6.12; no TREE: 6.12),
-		# as tools/run/mutants picks.
+		# TARGET (their 'Targets:' line) and apply to TREE (their
+		# 'Trees:' line; no TREE: the default tree), as
+		# tools/run/mutants picks.
 		arg, _, target = arg.partition(' ')
 		target, _, tree = target.strip().partition(' ')
-		tree = tree.strip() or '6.12'
+		tree = tree.strip() or table.trees()[0]
 		path = os.path.join(root, arg)
 		if not os.path.isdir(path):
 			raise ResultsError(f'{where}: {arg}: no such directory')
 		rows = sorted(os.path.basename(p)[:-len('.patch')]
 			      for p in glob.glob(os.path.join(path, '*.patch'))
 			      if (not target or
-				  target in patch_names(p, 'Targets:', 'um')) and
-			      tree in patch_names(p, 'Trees:', '6.12'))
+				  target in patch_names(p, 'Targets')) and
+			      tree in patch_names(p, 'Trees'))
 		if not rows:
 			raise ResultsError(f'{where}: no *.patch in {arg}')
 		return rows
@@ -188,6 +196,7 @@ def load_expectations(path, root):
 	"""{section name: Expected} of the expectations file @path; the
 	paths of its @ lines are taken against the checkout @root."""
 	sections = {}
+	headers = []
 	current = None
 	try:
 		f = open(path, errors='backslashreplace')
@@ -201,25 +210,34 @@ def load_expectations(path, root):
 				continue
 			m = SECTION.match(line)
 			if m:
-				if m.group(1) in sections:
+				names = m.group(1).split()
+				if names in headers:
 					raise ResultsError(f'{where}: [{m.group(1)}] a second time')
-				current = sections[m.group(1)] = Expected()
+				headers.append(names)
+				current = [sections.setdefault(name, Expected()) for name in names]
 				continue
 			if current is None:
 				raise ResultsError(f'{where}: a row before the first [SUITE] line')
 			if line.startswith('@'):
 				directive, _, arg = line.partition(' ')
 				for row in derived_rows(root, directive, arg.strip(), where):
-					current.rows[row] += 1
+					for e in current:
+						e.rows[row] += 1
+						e.derived.add(row)
 				continue
 			m = SKIP_LINE.match(line)
 			if m:
-				current.skips[m.group(1)] = m.group(2)
+				for e in current:
+					if e.skips.get(m.group(1), m.group(2)) != m.group(2):
+						raise ResultsError(f'{where}: {m.group(1)} listed to skip '
+								   f'for two reasons')
+					e.skips[m.group(1)] = m.group(2)
 			elif '#' in line:
 				raise ResultsError(f"{where}: '#' in a row (KTAP names hold none; "
 						   f"a skip is 'ROW # SKIP WHY')")
 			else:
-				current.rows[line] += 1
+				for e in current:
+					e.rows[line] += 1
 	return sections
 
 
@@ -253,6 +271,12 @@ class Row:
 		self.verdict = verdict
 		self.why = why
 		self.said = list(said)
+		# For make expected: the expected row it matched, as the file
+		# writes it ({policy}, {n}); whether an @ line lists it; the
+		# reason it skipped for.
+		self.expected = None
+		self.derived = False
+		self.skip_why = ''
 
 	@property
 	def path(self):
@@ -371,6 +395,12 @@ def judge_test(kp, top, expected):
 			# program skipped whole is a row of its own
 			why = why_of(t, 'no tests' if t.status == st.NO_TESTS else '')
 			rows.append(Row(names, UNEXPECTED_SKIP, why or 'no reason given'))
+		last = rows[-1]
+		if expected and row is not None:
+			last.expected = expected.written.get(row, row)
+			last.derived = row in expected.derived
+		if last.verdict in (SKIP, UNEXPECTED_SKIP):
+			last.skip_why = why
 	for path in (expected.missing() if expected else []):
 		rows.append(Row(path.split('/'), MISSING,
 				'the expectations list it; the log does not have it'))
@@ -459,6 +489,7 @@ def report(prog, suite):
 def main(argv):
 	signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 	prog, expect_path, kunit_dir, root = argv[:4]
+	write_expected = '--write-expected' in argv[4:]
 	suites = []
 	for line in sys.stdin:
 		if line.strip():
@@ -476,6 +507,16 @@ def main(argv):
 		print(f'{prog}: {expect_path}: {e}' if str(e).startswith('no [') else
 		      f'{prog}: {e}', file=sys.stderr)
 		return 2
+	if write_expected:
+		from forklab import expected
+		own = {name for name, policy, _, _ in suites
+		       if section_of(expectations, name, policy) == name}
+		try:
+			expected.rewrite(expect_path, judged, own)
+		except OSError as e:
+			print(f'{prog}: {e.filename}: {e.strerror}', file=sys.stderr)
+			return 2
+		print(f'{prog}: wrote {expect_path}')
 	total = [0, 0, 0]
 	for suite in judged:
 		print('\n'.join(report(prog, suite)))
