@@ -11,14 +11,15 @@ come: rows every tree and target share are written once. Comment lines
 stay above the row they were above; '@' lines (@tests, @patches) stay as
 they are.
 
-  judge/expected [--write] FILE < SUITES    (judge/results --write-expected)
+  judge/results --write-expected (make expected; rewrite() here)
       each suite of SUITES that ran and has a section of its own gets
       the rows its log has, in its order, for the ones it had: a listed
       row as the file writes it ({policy}, {n}), a skip with the reason
       it gave, a row it no longer reports dropped, one it did not list
       added; the others keep theirs.
-  judge/expected --merge OUT FILE...
-      the rows of several expectations files as one file.
+  python3 -m forklab.expected --merge OUT FILE...
+      the rows of several expectations files as one file (how the four
+      per-target files became configs/expected).
 
 Exit status: 0; 1 with one error line when a file cannot be read or
 written; 2 on a bad argument.
