@@ -4,6 +4,8 @@
 
 BUILD ?= $(CURDIR)/build
 export BUILD
+# Debian's programs first, as for every tool (tools/lib/forklab.sh says why).
+export PATH := /usr/bin:$(PATH)
 # The target: ARCH=um (UML, the default) or x86_64 (QEMU), and SANITIZE=1
 # (um: the suites on a KASAN/lockdep/kmemleak/UBSAN build). Every entry
 # point below takes them: 'make check ARCH=x86_64'. What differs between
@@ -79,6 +81,9 @@ help:
 	@echo "make bench      the 2005 measurements and today's fork cost: docs/RESULTS.md, its"
 	@echo "                plots (tools/bench/all); QUICK=1: the shape, into build/bench/docs/"
 	@echo "make clean      remove build/ (the ccache in ~/.ccache stays)"
+	@echo
+	@echo "Variables (configs/forklab.toml's [env], where each is described):"
+	@PYTHONPATH=tools/lib python3 -m forklab.table env --kind choice
 
 deps:
 	@tools/setup/deps

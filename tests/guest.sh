@@ -18,13 +18,13 @@ uml_run_rejects_bad_input() {
 	expect_exit 125 "$here/tools/guest/uml-run" --timeout 0 "$scratch/echo" &&
 	one_line_stderr &&
 	expect_exit 125 "$here/tools/guest/uml-run" --kernel "$scratch/none" "$scratch/echo" &&
-	one_line_stderr && expect_in 'no UML kernel' "$scratch/stderr" &&
+	one_line_stderr && expect_in 'no um kernel' "$scratch/stderr" &&
 	expect_exit 125 "$here/tools/guest/uml-run" --bogus "$scratch/echo" && one_line_stderr
 }
 
 # qemu-run (the same script, booting x86_64 under QEMU): the same refusals,
-# and its own: a bad --mem, --gcov on UML (which writes its own .gcda
-# files), no x86_64 kernel. Its boots run in 'make check ARCH=x86_64'.
+# and its own: a bad --mem, --gcov / (only UML writes its .gcda files
+# itself, beside the objects), no x86_64 kernel. Its boots run in 'make check ARCH=x86_64'.
 t qemu_run_rejects_bad_input
 qemu_run_rejects_bad_input() {
 	static_fixture echo &&
@@ -33,8 +33,8 @@ qemu_run_rejects_bad_input() {
 	expect_in 'not a static executable' "$scratch/stderr" &&
 	expect_exit 125 "$here/tools/guest/qemu-run" --mem lots "$scratch/echo" &&
 	one_line_stderr && expect_in 'wants a size' "$scratch/stderr" &&
-	expect_exit 125 "$here/tools/guest/uml-run" --gcov "$scratch/gcov" "$scratch/echo" &&
-	one_line_stderr && expect_in 'is for qemu-run' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/qemu-run" --gcov / "$scratch/echo" &&
+	one_line_stderr && expect_in 'only a UML guest' "$scratch/stderr" &&
 	expect_exit 125 "$here/tools/guest/qemu-run" --kernel "$scratch/none" "$scratch/echo" &&
 	one_line_stderr && expect_in 'no x86_64 kernel' "$scratch/stderr"
 }

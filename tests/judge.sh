@@ -352,10 +352,11 @@ console_scan_fails_every_lockdep_report() {
 t console_scan_refuses_patterns_that_match_a_notice
 console_scan_refuses_patterns_that_match_a_notice() {
 	sed "s|^\(	('warning', r'^WARNING: \)CPU: .*|\1'),|" \
-		"$here/tools/judge/console-scan" > "$scratch/console-scan"
-	grep -q "^	('warning', r'^WARNING: ')," "$scratch/console-scan" ||
-		fail "no 'warning' pattern to widen in tools/judge/console-scan"
-	expect_exit 2 python3 "$scratch/console-scan" "$consoles/clean-user.log" &&
+		"$here/tools/lib/forklab/console_scan.py" > "$scratch/console_scan.py"
+	grep -q "^	('warning', r'^WARNING: ')," "$scratch/console_scan.py" ||
+		fail "no 'warning' pattern to widen in tools/lib/forklab/console_scan.py"
+	PYTHONPATH=$here/tools/lib expect_exit 2 python3 "$scratch/console_scan.py" \
+		"$consoles/clean-user.log" &&
 	one_line_stderr &&
 	expect_in "warning matches the notice 'WARNING: The mand mount option" "$scratch/stderr"
 }

@@ -24,25 +24,35 @@ tools_index_lists_every_tool() {
 		fail "tools/README against tools/ (< not listed, > no such tool): $(tr '\n' ' ' < "$scratch/diff")"
 }
 
-# tests/run unsets every variable a tool reads (BUILD, where to write, and
-# ccache's own are kept): one it misses lets the caller's shell choose
-# what the tools' tests test, as a user's KERNEL_SRC once did. A tool
-# reads NAME where it writes ${NAME:-...}, ${NAME-...}, ${NAME} or
-# os.environ.get('NAME').
-t tests_unset_what_the_tools_read
-tests_unset_what_the_tools_read() {
-	local name cleared missing=''
-	cleared=" $(sed -n '/^unset /,/[^\\]$/p' "$here/tests/run" |
-		tr -d '\134' | sed 's/^unset //' | tr -s ' \t\n' ' ') "
+# Every environment variable a tool reads is in the table's [env], with
+# what it is for, and every one there is read somewhere; tests/run has
+# unset all of the user's choice and the stand-ins (a user's KERNEL_SRC
+# once chose what the tools' tests tested). A tool reads NAME where it
+# writes ${NAME:-...}, ${NAME-...}, ${NAME} or os.environ.get('NAME'). A
+# new variable read by a tool, a channel from one tool to another through
+# the environment (UML_GCOV was one), or a stale entry fails here.
+t tools_read_only_the_listed_variables
+tools_read_only_the_listed_variables() {
+	local name listed missing='' stale='' left=''
+	listed=" $(python_tool table env --names | tr '\n' ' ') "
 	for name in $( { grep -rhoE '\$\{[A-Z][A-Z0-9_]*(:?[-+=?]|\}|\[)' "$here/tools"
 		grep -rhoE "os\.environ(\.get)?[[(]'[A-Z][A-Z0-9_]*'" "$here/tools"; } |
 		grep -oE '[A-Z][A-Z0-9_]+' | LC_ALL=C sort -u); do
-		case " BUILD CCACHE_DIR CCACHE_DISABLE BASH_SOURCE BASH_REMATCH $cleared" in
+		case " BASH_SOURCE BASH_REMATCH $listed" in
 		*" $name "*) ;;
 		*) missing+=" $name" ;;
 		esac
 	done
-	[ -z "$missing" ] || fail "tests/run does not unset:$missing"
+	[ -z "$missing" ] || { fail "read by a tool, not in configs/forklab.toml's [env]:$missing"; return; }
+	for name in $listed; do
+		grep -rqE -- "\\\$(\\{${name}[-:+=?}[]|\\(${name}\\))|environ(\\.get)?[[(]'$name'" \
+			"$here/tools" "$here/Makefile" || stale+=" $name"
+	done
+	[ -z "$stale" ] || { fail "in [env], read by no tool:$stale"; return; }
+	for name in $(python_tool table env --names --kind choice --kind stand-in); do
+		! printenv "$name" > /dev/null || left+=" $name"
+	done
+	[ -z "$left" ] || fail "tests/run left set:$left"
 }
 
 # Every executable tool the index lists answers --help with its usage.
@@ -71,14 +81,25 @@ tools_reject_bad_arguments() {
 	done
 }
 
-# A tool with a prologue or a die() of its own, which drifts from the
-# others': every bash tool sources the library and defines neither.
+# A tool with a prologue, a die() or an argument parser of its own, which
+# drifts from the others' (a second exit status for the same error):
+# every tool is a bash script that sources the library; a Python tool is
+# a module of it (tools/lib/forklab/) that the script runs, and takes its
+# die() and ArgumentParser from forklab/__init__.py.
 t tools_source_the_library
 tools_source_the_library() {
 	local tool f
+	(cd "$here/tools/lib/forklab" && grep -nE '^def die\(|^class .*\(argparse\.ArgumentParser\)|argparse\.ArgumentParser\(' -- *.py) |
+		grep -v '^__init__\.py:' > "$scratch/own" || true
+	[ ! -s "$scratch/own" ] ||
+		{ fail "a module with a die() or parser of its own: $(head -n 1 "$scratch/own")"; return; }
 	for tool in $(indexed_tools); do
 		f=$here/tools/$tool
-		[ "$(head -n 1 "$f")" = '#!/usr/bin/env bash' ] || continue
+		case $tool in
+		lib/*|*.c|*.h|*.sh|*/exceptions|*/schemas/*|guest/qemu-run) continue ;;
+		esac
+		[ "$(head -n 1 "$f")" = '#!/usr/bin/env bash' ] ||
+			{ fail "$tool is not a bash script that runs the library's module"; return; }
 		grep -q '^\. "$(dirname "$0")/\(\.\./lib/\)\{0,1\}forklab\.sh"$' "$f" ||
 			{ fail "$tool does not source tools/lib/forklab.sh"; return; }
 		! grep -qE '^(die|bad_usage)\(\)|^(here|build|prog)=' "$f" ||
@@ -87,7 +108,8 @@ tools_source_the_library() {
 }
 
 # The target decided outside the table: a tool that spells a target's
-# build or results path, its kernel image, its emulator or arguments, its
+# build or results path, its kernel image, how it boots (its root, console,
+# firmware, swap device), its emulator or arguments, its
 # kconfig, expectations or gate spec, switches on the target or compares
 # it, or names one the table does not know (uml). Comments are not code;
 # the table (tools/lib/) is the one place allowed. The Makefile asks
@@ -95,11 +117,11 @@ tools_source_the_library() {
 # name targets only as labels of their data: bench/report's titles.)
 t target_table_is_the_only_home
 target_table_is_the_only_home() {
-	local values='bzImage|build/uml|uml-sanitize|build/sanitize|x86_64/kernel|\$build"?/(uml|x86_64)|-accel|hugepagesz=|qemu-system-x86_64|configs/(um|x86_64|sanitize)\.config|configs/expected/(um|x86_64)|coverage/(um|x86_64)\.spec|case .*ARCH|case +"?\$\{?(target_)?arch|= *"?(um|x86_64)"? *\]|filter x86_64|(^|[[:space:]\x27"|(])uml([[:space:]\x27"|)]|$)'
+	local values='hostfs=|ttyS0|qboot|virtio-9p|ubd0=|bzImage|build/uml|uml-sanitize|build/sanitize|x86_64/kernel|\$build"?/(uml|x86_64)|-accel|hugepagesz=|qemu-system-x86_64|configs/(um|x86_64|sanitize)\.config|configs/expected/(um|x86_64)|coverage/(um|x86_64)\.spec|case .*ARCH|case +"?\$\{?(target_)?arch|= *"?(um|x86_64)"? *\]|filter x86_64|(^|[[:space:]\x27"|(])uml([[:space:]\x27"|)]|$)'
 	# (grep's exit 1 is "nothing found", the passing case.)
 	{ (cd "$here" && grep -rnE "$values" tools Makefile) |
 		grep -v '^tools/lib/' |
-		grep -vE '^[^:]*:[0-9]+:[[:space:]]*#' > "$scratch/found"; } || true
+		grep -vE '^[^:]*:[0-9]+:[[:space:]]*#|^[^:]*\.[ch]:[0-9]+:[[:space:]]*(\*|/\*)' > "$scratch/found"; } || true
 	[ ! -s "$scratch/found" ] ||
 		fail "target values outside tools/lib: $(head -n 5 "$scratch/found" | tr '\n' ' ')"
 }

@@ -524,34 +524,77 @@ mm_runners_reject_bad_input() {
 	one_line_stderr
 }
 
-# The KUnit runner on a stand-in kernel (a script that prints KTAP, as a
-# UML kernel prints its console): a WARNING in a test that kunit.py
-# counts as passed fails that test and the run. A runner that dropped
-# console-scan's verdict passes a kernel that warns.
+# stand_in_kunit_kernel FILE CASE_LINE...: a UML kernel's stand-in (a
+# script, as UML is a program) that boots as the runner boots one: it
+# prints a suite of KTAP with CASE_LINEs inside, and init's taint line, and
+# leaves init's status 'exit 0' in the root hostfs= names.
+stand_in_kunit_kernel() {
+	local f=$1
+
+	shift
+	{
+		echo '#!/bin/sh'
+		echo 'for a; do case $a in hostfs=*) root=${a#hostfs=} ;; esac; done'
+		echo 'echo "stand-in kernel: $*"'
+		echo "cat <<'KTAP'"
+		printf '%s\n' 'KTAP version 1' '1..1' '    KTAP version 1' \
+			'    # Subtest: fake_suite' '    1..1' "$@"
+		echo "ok 1 fake_suite"
+		echo 'KTAP'
+		echo 'echo "forklab: tainted 0"'
+		echo 'echo "exit 0" > "$root/forklab/status"'
+	} > "$f"
+	chmod +x "$f"
+}
+
+# The KUnit runner on a stand-in kernel: a WARNING in a test that kunit.py
+# counts as passed fails that test and the run, and the run says why. A
+# runner that dropped console-scan's verdict passes a kernel that warns.
 t kunit_fails_a_complaining_console
 kunit_fails_a_complaining_console() {
 	[ -f "$kunit_py" ] || { skip "no kernel tree yet ('make tree' prepares it)"; return; }
 	mkdir -p "$scratch/kunit-image" "$scratch/kunit-build" && ln -sfn "$build/src" "$scratch/kunit-build/src"
-	cat > "$scratch/kunit-image/linux" <<'EOF'
-#!/bin/sh
-cat <<'KTAP'
-KTAP version 1
-1..1
-    KTAP version 1
-    # Subtest: fake_suite
-    1..1
-WARNING: CPU: 0 PID: 1 at mm/memory.c:1 copy_page_range+0x10/0x20
-    ok 1 fake_case
-ok 1 fake_suite
-KTAP
-EOF
-	chmod +x "$scratch/kunit-image/linux"
+	stand_in_kunit_kernel "$scratch/kunit-image/linux" \
+		'WARNING: CPU: 0 PID: 1 at mm/memory.c:1 copy_page_range+0x10/0x20' \
+		'    ok 1 fake_case'
 	BUILD=$scratch/kunit-build expect_exit 1 "$here/tools/run/kunit" \
 		--kernel "$scratch/kunit-image/linux" --out "$scratch/kunit-out" &&
 	expect_in '^    not ok 1 fake_case # kernel complaint$' "$scratch/kunit-out/kunit.ktap" &&
 	[ ! -e "$scratch/kunit-build/kunit.ktap" ] && [ ! -e "$scratch/kunit-image/test.log" ] ||
 		{ fail "run/kunit --out wrote outside its directory"; return; }
 	expect_in 'the kernel complained during the run' "$scratch/stderr"
+}
+
+# The verdict is kunit.py's on the boot's KTAP and the runner's on the
+# boot: a failed case fails the run, as does a kernel that never reached
+# init after passing suites (a panic at the end of the suites, say); a
+# clean boot of passing ones passes, its console kept in --out. A runner
+# that took the boot's exit status for the verdict (init's 'exit 0'), or
+# the KTAP's alone, passes one of them; so does one that boots without
+# the arguments it was given (run/policies' fork_copy=, a suite glob).
+t kunit_takes_the_suites_verdict
+kunit_takes_the_suites_verdict() {
+	[ -f "$kunit_py" ] || { skip "no kernel tree yet ('make tree' prepares it)"; return; }
+	mkdir -p "$scratch/kunit-image" "$scratch/kunit-build" && ln -sfn "$build/src" "$scratch/kunit-build/src"
+	stand_in_kunit_kernel "$scratch/kunit-image/linux" '    ok 1 fake_case'
+	BUILD=$scratch/kunit-build expect_exit 0 "$here/tools/run/kunit" \
+		--kernel "$scratch/kunit-image/linux" --out "$scratch/kunit-pass" \
+		--kernel_args=fork_copy=always 'fake_*' &&
+	expect_in '^    ok 1 fake_case$' "$scratch/kunit-pass/console.log" &&
+	expect_in '^stand-in kernel: mem=1024M .* fork_copy=always kunit.filter_glob=fake_\*' \
+		"$scratch/kunit-pass/console.log" &&
+	expect_in 'passed: 1' "$scratch/stdout" || return 1
+	stand_in_kunit_kernel "$scratch/kunit-image/linux" '    not ok 1 fake_case'
+	BUILD=$scratch/kunit-build expect_exit 1 "$here/tools/run/kunit" \
+		--kernel "$scratch/kunit-image/linux" --out "$scratch/kunit-fail" &&
+	expect_in 'failed: 1' "$scratch/stdout" || return 1
+	stand_in_kunit_kernel "$scratch/kunit-image/linux" '    ok 1 fake_case'
+	sed -i '/forklab\/status/d' "$scratch/kunit-image/linux"
+	BUILD=$scratch/kunit-build expect_exit 1 "$here/tools/run/kunit" \
+		--kernel "$scratch/kunit-image/linux" --out "$scratch/kunit-noinit" &&
+	expect_in 'passed: 1' "$scratch/stdout" &&
+	expect_in 'no exit status from the kernel' "$scratch/stderr" &&
+	expect_in 'the boot failed' "$scratch/stderr"
 }
 
 # The tools' mutation runner on three tool mutants of

@@ -21,6 +21,14 @@ prog=${0%/*}
 prog=${prog##*/}/${0##*/}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$here/build}
+# forklab runs Debian's programs, which make deps installs into /usr/bin:
+# that directory first, so that a shim earlier in PATH neither slows every
+# tool nor changes what runs (pyenv's python3 shim took 0.58 s a start on
+# 2026-12-05's machine, Debian's python3 0.05 s; every tool starts one).
+case ":$PATH:" in
+:/usr/bin:*) ;;
+*) export PATH=/usr/bin:$PATH ;;
+esac
 
 # die MESSAGE...: one error line; exit status $die_status (default 1).
 die() {
@@ -53,6 +61,8 @@ declare -A table_tree_package=() table_tree_patches=() table_tree_build=() \
 	table_target_emulator=() table_target_emulator_args=() \
 	table_target_kernel_args=() table_target_gigantic_args=() \
 	table_target_kunit_args=() table_target_cold_ccache=() table_target_make=() \
+	table_target_guest=() table_target_launch=() table_target_root_args=() \
+	table_target_host_root_args=() table_target_swap_dev=() table_target_swap_args=() \
 	table_header_values=() table_header_default=() table_header_once=()
 table_decl=$(python_tool table shell) || exit 1
 eval "$table_decl"
@@ -155,10 +165,11 @@ unset t
 #                      (a UML guest's counts go to a scratch directory)
 #   target_runner      the tool that boots one program in the guest
 #   target_jobs        guests booted at a time by the user-space suite
-#   target_emulator_args, target_kunit_args  arrays
+#   target_emulator_args, target_kunit_args, target_launch,
+#   target_root_args, target_host_root_args, target_swap_args  arrays
 # and target_arch, target_suffix, target_gcov, target_mem,
-# target_emulator, target_kernel_args, target_gigantic_args,
-# target_cold_ccache and target_make as the table has them.
+# target_emulator, target_kernel_args, target_gigantic_args, target_guest,
+# target_swap_dev, target_cold_ccache and target_make as the table has them.
 target() {
 	local arch=$1 sanitize=${2:-0} t name='' file
 
@@ -205,6 +216,13 @@ target() {
 	target_gigantic_args=${table_target_gigantic_args[$name]}
 	eval "target_kunit_args=(${table_target_kunit_args[$name]})"
 	target_kunit_args=("${target_kunit_args[@]//\{emulator_args\}/${target_emulator_args[*]}}")
+	target_guest=${table_target_guest[$name]}
+	target_launch=() target_root_args=() target_host_root_args=() target_swap_args=()
+	eval "target_launch=(${table_target_launch[$name]})"
+	eval "target_root_args=(${table_target_root_args[$name]})"
+	eval "target_host_root_args=(${table_target_host_root_args[$name]})"
+	target_swap_dev=${table_target_swap_dev[$name]}
+	eval "target_swap_args=(${table_target_swap_args[$name]})"
 	target_cold_ccache=${table_target_cold_ccache[$name]}
 	target_make=${table_target_make[$name]}
 }

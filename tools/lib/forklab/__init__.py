@@ -4,8 +4,15 @@ bash ones: one die(), a target's fields as paths (tools/lib/target, per
 tree), and a prepared tree's version. Its modules: table (configs/
 forklab.toml: the trees, targets, policies, header rules, CI steps),
 ktap (the tree's KTAP parser), results (the results model: every
-verdict on a run's rows)."""
+verdict on a run's rows), and one per tool (tools/judge/export runs
+export.py as python3 -m forklab.export).
 
+Every tool's exit status, bash or Python: 0 when what it checks holds;
+1 when it does not, or the tool failed (one error line: die()); 2 when
+it was given a bad argument or an input it cannot judge (argparse's
+usage error, BAD_INPUT), so that a judge's 1 is always a verdict."""
+
+import argparse
 import os
 import subprocess
 import sys
@@ -14,9 +21,21 @@ import sys
 HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
-def die(prog, message):
+# The exit status of a bad argument or input (argparse's own).
+BAD_INPUT = 2
+
+
+def die(prog, message, status=1):
+	"""One error line, 'PROG: error: MESSAGE', and exit STATUS."""
 	print(f'{prog}: error: {message}', file=sys.stderr)
-	sys.exit(1)
+	sys.exit(status)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+	"""argparse's, with a bad argument's usage error on one line."""
+
+	def error(self, message):
+		die(self.prog, f'{message} (see --help)', BAD_INPUT)
 
 
 def _target(prog, args, tree):

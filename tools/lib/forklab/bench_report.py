@@ -13,7 +13,6 @@ and writes docs/RESULTS.md with its plots (gnuplot: PNG and SVG). Nothing
 in docs/ changes unless every check passed and every plot was drawn.
 """
 
-import argparse
 import datetime
 import os
 import platform
@@ -476,7 +475,7 @@ def kbuild_section(command, runs):
 def main():
     here = forklab.HERE
     build = os.environ.get('BUILD', os.path.join(here, 'build'))
-    ap = argparse.ArgumentParser(
+    ap = forklab.ArgumentParser(prog='bench/report',
         description='Check and report the figures of tools/bench/fork and '
         'tools/bench/kbuild: docs/RESULTS.md and its plots.')
     ap.add_argument('--in', dest='indir', default=os.path.join(build, 'bench'),

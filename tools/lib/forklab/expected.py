@@ -25,7 +25,6 @@ Exit status: 0; 1 with one error line when a file cannot be read or
 written; 2 on a bad argument.
 """
 
-import argparse
 import collections
 import os
 import sys
@@ -202,7 +201,7 @@ def rewrite(path, judged, own):
 
 
 def main():
-	ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0])
+	ap = forklab.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0])
 	ap.add_argument('--merge', nargs='+', metavar='FILE',
 			help='OUT, then the files whose rows it gets')
 	args = ap.parse_args()

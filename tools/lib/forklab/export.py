@@ -33,7 +33,6 @@ judge/coverage. Exit status 0; 1 with one error line (no results
 directory, no KTAP parser in the tree); 2 on a bad argument.
 """
 
-import argparse
 import hashlib
 import json
 import os
@@ -172,7 +171,7 @@ def unique(name, seen, sep=' #'):
 
 
 def main():
-	ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+	ap = forklab.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0])
 	ap.add_argument('--out', help='where junit.xml and kcidb.json go (default: RES)')
 	ap.add_argument('--expect', metavar='FILE', help="the expectations the rows are "
 			"judged against (default: configs/expected)")

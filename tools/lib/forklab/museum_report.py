@@ -11,7 +11,6 @@ whatever the exhibits said then.
 Exit status 0; 1 with one error line if an exhibit's header is not whole.
 """
 
-import argparse
 import datetime
 import glob
 import os
@@ -104,7 +103,7 @@ def cell(text):
 
 
 def main():
-	argparse.ArgumentParser(description=__doc__.split('\n\n')[0]).parse_args()
+	forklab.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0]).parse_args()
 	museum = os.environ.get('MUSEUM', os.path.join(HERE, 'museum'))
 	exhibits = sorted(glob.glob(os.path.join(museum, '*.patch')))
 	if not exhibits:

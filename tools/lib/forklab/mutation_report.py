@@ -24,7 +24,6 @@ tools/lib/target), MUTANTS. Exit status 0; 1 with one error line when
 there are no results.
 """
 
-import argparse
 import json
 import os
 import re
@@ -117,7 +116,7 @@ def unrun_lines(info):
 
 
 def main():
-	parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+	parser = forklab.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0])
 	parser.add_argument('--patches', help='the patches the run took')
 	parser.add_argument('--out', help="the run's results (RES/mutate)")
 	args = parser.parse_args()

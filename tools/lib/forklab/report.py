@@ -15,7 +15,6 @@ listed as a table. Exit status 0; 1 with one error line when no target
 has results.
 """
 
-import argparse
 import glob
 import html
 import json
@@ -180,7 +179,7 @@ def mutants_section(res, title, js, n):
 
 
 def main():
-	argparse.ArgumentParser(description=__doc__.split('\n\n')[0]).parse_args()
+	forklab.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0]).parse_args()
 	build = os.environ.get('BUILD') or os.path.join(HERE, 'build')
 	report_dir = os.path.join(build, 'report')
 	os.makedirs(report_dir, exist_ok=True)

@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 
+import forklab
 from forklab import ktap, results
 
 # Messages start with the tool's path below tools/.
@@ -23,14 +24,8 @@ def failed_name(row):
 	return ': '.join(row.names[-2:])
 
 
-class Parser(argparse.ArgumentParser):
-	def error(self, message):
-		print(f'{PROG}: error: {message} (see --help)', file=sys.stderr)
-		sys.exit(2)
-
-
 def main(argv, doc):
-	ap = Parser(prog=PROG,
+	ap = forklab.ArgumentParser(prog=PROG,
 		description=doc.split('\n\n')[0],
 		formatter_class=argparse.RawDescriptionHelpFormatter,
 		epilog=doc.split('\n\n', 1)[1])

@@ -19,12 +19,13 @@ Exit status: 0; 1 with one error line on a table or patch that breaks
 a rule; 2 on a bad argument.
 """
 
-import argparse
 import os
 import shlex
+import signal
 import sys
 import tomllib
 
+import forklab
 from forklab import HERE, die
 
 PROG = 'lib/table'
@@ -33,6 +34,7 @@ TREE_FIELDS = ('name', 'package', 'patches', 'build', 'kconfig', 'coverage')
 TARGET_FIELDS = ('name', 'arch', 'sanitize', 'suffix', 'obj', 'image', 'res', 'kconfig',
 		 'kconfig_add', 'gate', 'gcov', 'runner', 'mem', 'jobs_extra',
 		 'emulator', 'emulator_args', 'kernel_args', 'gigantic_args', 'kunit_args',
+		 'guest', 'launch', 'root_args', 'host_root_args', 'swap_dev', 'swap_args',
 		 'cold_ccache', 'make')
 CI_WHERE = ('here', 'matrix', 'both')
 
@@ -73,10 +75,17 @@ def _check(table):
 		if run.get('target') not in names_of(table, 'targets') or \
 				run.get('tree') not in names_of(table, 'trees'):
 			raise TableError(f'[[ci_share]] {run.get("name")}: no such target or tree')
+	for name, var in table.get('env', {}).items():
+		if not isinstance(var, dict) or var.get('kind') not in ENV_KINDS or \
+				not isinstance(var.get('doc'), str):
+			raise TableError(f'[env] {name}: want {{ kind = {"|".join(ENV_KINDS)}, doc = "..." }}')
 	return table
 
 
 _table = None
+
+# [env]'s kinds of variable.
+ENV_KINDS = ('choice', 'stand-in', 'kept')
 
 
 def load(path=PATH):
@@ -187,7 +196,7 @@ def shell():
 
 
 def main():
-	parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0])
+	parser = forklab.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0])
 	sub = parser.add_subparsers(dest='what', required=True)
 	sub.add_parser('shell')
 	steps = sub.add_parser('ci-steps')
@@ -198,7 +207,12 @@ def main():
 	head.add_argument('field')
 	caught = sub.add_parser('caught-by')
 	caught.add_argument('text')
+	env = sub.add_parser('env', help='[env]: NAME KIND DOC, a line each')
+	env.add_argument('--kind', action='append', choices=ENV_KINDS,
+			 help='those of this kind only (again: or that one)')
+	env.add_argument('--names', action='store_true', help='the names only')
 	args = parser.parse_args()
+	signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 	try:
 		table = load()
 		if args.what == 'shell':
@@ -213,6 +227,10 @@ def main():
 				t = targets[run['target']]
 				print(run['name'], run['runner'], t['arch'], t['sanitize'],
 				      run['tree'], run['patches'], run['shards'])
+		elif args.what == 'env':
+			for name, var in table.get('env', {}).items():
+				if not args.kind or var['kind'] in args.kind:
+					print(name if args.names else f'{name:<20} {var["kind"]:<8} {var["doc"]}')
 		elif args.what == 'caught-by':
 			rows = sys.stdin.read().splitlines()
 			sys.exit(0 if any(caught_by(args.text, r) for r in rows) else 1)
