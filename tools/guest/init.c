@@ -27,6 +27,13 @@
  * power off: a clean power-off is what makes UML write its gcov data.
  * QEMU's qboot cannot power off; there init reboots, which with
  * -no-reboot ends QEMU.
+ *
+ * A kernel whose root's drivers are modules (Debian's binary kernels: 9p
+ * and virtio are) boots with an initramfs of its own (tools/guest/initramfs)
+ * holding this program as /init and the modules, in load order, listed in
+ * /modules/order. There init loads them, mounts the root the command line
+ * names (root=, rootfstype=, rootflags=, as the kernel would have) and
+ * goes on from it as its /init.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,6 +49,7 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -207,6 +215,7 @@ static void power_off(void)
 
 static void fail(const char *what)
 {
+	dprintf(2, "init: %s: %s\n", what, strerror(errno));
 	report(125, "init: %s: %s", what, strerror(errno));
 	power_off();
 }
@@ -255,12 +264,87 @@ static void redirect(const char *path, int flags, int to)
 	close(fd);
 }
 
+#define MODULE_ORDER	"/modules/order"
+#define NEW_ROOT	"/root"
+
+/* Kernel parameter @name's value on /proc/cmdline into @value, or "". */
+static void cmdline_value(const char *name, char *value, size_t size)
+{
+	char line[4096];
+	size_t len = strlen(name);
+	char *word;
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	value[0] = '\0';
+	if (!f || !fgets(line, sizeof(line), f))
+		fail("/proc/cmdline");
+	fclose(f);
+	for (word = strtok(line, "\n "); word; word = strtok(NULL, "\n "))
+		if (!strncmp(word, name, len) && word[len] == '=')
+			snprintf(value, size, "%s", word + len + 1);
+}
+
+/* Each module /modules/order lists, in its order; then the file goes. */
+static void load_modules(void)
+{
+	char path[PATH_MAX];
+	FILE *order = fopen(MODULE_ORDER, "r");
+
+	if (!order)
+		fail(MODULE_ORDER);
+	while (fgets(path, sizeof(path), order)) {
+		int fd;
+
+		path[strcspn(path, "\n")] = '\0';
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || (syscall(SYS_finit_module, fd, "", 0) &&
+			       errno != EEXIST))
+			fail(path);
+		close(fd);
+		/* The initramfs is memory: what is loaded need not stay. */
+		unlink(path);
+	}
+	fclose(order);
+}
+
+/*
+ * The first stage, in the initramfs: the modules, then the root as the
+ * kernel would have mounted it, and this program again from there. A
+ * virtio device's driver may bind after its module's init returned: the
+ * mount gets a few tries, 5 s in all.
+ */
+static void switch_to_root(void)
+{
+	char root[256], type[64], flags[1024];
+	int tries = 50;
+
+	mount_or_fail("proc", "/proc");
+	mount_or_fail("devtmpfs", "/dev");
+	load_modules();
+	cmdline_value("root", root, sizeof(root));
+	cmdline_value("rootfstype", type, sizeof(type));
+	cmdline_value("rootflags", flags, sizeof(flags));
+	mkdir(NEW_ROOT, 0755);
+	while (mount(root, NEW_ROOT, type, 0, flags)) {
+		if (--tries == 0)
+			fail("mounting the root");
+		usleep(100 * 1000);
+	}
+	if (umount("/proc") || umount("/dev") || chdir(NEW_ROOT) ||
+	    mount(".", "/", NULL, MS_MOVE, NULL) || chroot(".") || chdir("/"))
+		fail("switching to the root");
+	execl("/init", "/init", NULL);
+	fail("exec /init on the root");
+}
+
 int main(void)
 {
 	char *argv[MAX_ARGS + 1];
 	int status;
 	pid_t pid;
 
+	if (access(MODULE_ORDER, R_OK) == 0)
+		switch_to_root();
 	mount_or_fail("proc", "/proc");
 	mount_or_fail("sysfs", "/sys");
 	mount_or_fail("debugfs", "/sys/kernel/debug");

@@ -49,9 +49,12 @@ python_tool() {
 # The table (configs/forklab.toml, tools/lib/forklab/table.py): the
 # trees, targets, policies and patch header rules, as bash variables:
 # forklab_trees, forklab_targets, forklab_policies (names, the default
-# first), forklab_expectations (the expectations file) and table_tree_FIELD[TREE], table_target_FIELD[TARGET],
+# first), forklab_expectations (the expectations file), forklab_binaries
+# and table_tree_FIELD[TREE], table_target_FIELD[TARGET],
+# table_binary_FIELD[BINARY] (flavours: NAME=PACKAGE words),
 # table_header_RULE[FIELD] (the table's comments say what each is).
 forklab_trees='' forklab_targets='' forklab_policies='' forklab_expectations=''
+forklab_binaries=''
 declare -A table_tree_package=() table_tree_patches=() table_tree_build=() \
 	table_tree_kconfig=() table_tree_coverage=() table_target_arch=() \
 	table_target_sanitize=() table_target_suffix=() table_target_obj=() \
@@ -63,6 +66,8 @@ declare -A table_tree_package=() table_tree_patches=() table_tree_build=() \
 	table_target_kunit_args=() table_target_cold_ccache=() table_target_make=() \
 	table_target_guest=() table_target_launch=() table_target_root_args=() \
 	table_target_host_root_args=() table_target_swap_dev=() table_target_swap_args=() \
+	table_target_initrd_args=() table_binary_package=() table_binary_flavours=() \
+	table_binary_target=() table_binary_modules=() table_binary_build=() \
 	table_header_values=() table_header_default=() table_header_once=()
 table_decl=$(python_tool table shell) || exit 1
 eval "$table_decl"
@@ -166,7 +171,8 @@ unset t
 #   target_runner      the tool that boots one program in the guest
 #   target_jobs        guests booted at a time by the user-space suite
 #   target_emulator_args, target_kunit_args, target_launch,
-#   target_root_args, target_host_root_args, target_swap_args  arrays
+#   target_root_args, target_host_root_args, target_swap_args,
+#   target_initrd_args  arrays
 # and target_arch, target_suffix, target_gcov, target_mem,
 # target_emulator, target_kernel_args, target_gigantic_args, target_guest,
 # target_swap_dev, target_cold_ccache and target_make as the table has them.
@@ -218,11 +224,13 @@ target() {
 	target_kunit_args=("${target_kunit_args[@]//\{emulator_args\}/${target_emulator_args[*]}}")
 	target_guest=${table_target_guest[$name]}
 	target_launch=() target_root_args=() target_host_root_args=() target_swap_args=()
+	target_initrd_args=()
 	eval "target_launch=(${table_target_launch[$name]})"
 	eval "target_root_args=(${table_target_root_args[$name]})"
 	eval "target_host_root_args=(${table_target_host_root_args[$name]})"
 	target_swap_dev=${table_target_swap_dev[$name]}
 	eval "target_swap_args=(${table_target_swap_args[$name]})"
+	eval "target_initrd_args=(${table_target_initrd_args[$name]})"
 	target_cold_ccache=${table_target_cold_ccache[$name]}
 	target_make=${table_target_make[$name]}
 }

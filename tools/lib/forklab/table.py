@@ -35,7 +35,8 @@ TARGET_FIELDS = ('name', 'arch', 'sanitize', 'suffix', 'obj', 'image', 'res', 'k
 		 'kconfig_add', 'gate', 'gcov', 'runner', 'mem', 'jobs_extra',
 		 'emulator', 'emulator_args', 'kernel_args', 'gigantic_args', 'kunit_args',
 		 'guest', 'launch', 'root_args', 'host_root_args', 'swap_dev', 'swap_args',
-		 'cold_ccache', 'make')
+		 'initrd_args', 'cold_ccache', 'make')
+BINARY_FIELDS = ('name', 'package', 'flavours', 'target', 'modules', 'build')
 CI_WHERE = ('here', 'matrix', 'both')
 
 
@@ -58,6 +59,12 @@ def _check(table):
 			missing = [f for f in fields if f not in e]
 			if missing:
 				raise TableError(f'[[{key}]] {e.get("name")}: no {", ".join(missing)}')
+	for b in table.get('binaries', []):
+		missing = [f for f in BINARY_FIELDS if f not in b]
+		if missing:
+			raise TableError(f'[[binaries]] {b.get("name")}: no {", ".join(missing)}')
+		if b['target'] not in names_of(table, 'targets'):
+			raise TableError(f'[[binaries]] {b["name"]}: no target {b["target"]!r}')
 	pairs = [(t['arch'], t['sanitize']) for t in table['targets']]
 	if len(set(pairs)) != len(pairs):
 		raise TableError('[[targets]]: two with the same arch and sanitize')
@@ -188,6 +195,13 @@ def shell():
 	for field in TARGET_FIELDS[1:]:
 		out.append(_bash_assoc(f'table_target_{field}',
 				       [(t['name'], _word(t[field])) for t in table['targets']]))
+	binaries = table.get('binaries', [])
+	out.append(f'forklab_binaries={shlex.quote(" ".join(names_of(table, "binaries")))}')
+	for field in BINARY_FIELDS[1:]:
+		out.append(_bash_assoc(f'table_binary_{field}',
+				       [(b['name'], _word(b[field] if field != 'flavours' else
+						  [f'{k}={v}' for k, v in b[field].items()]))
+					for b in binaries]))
 	for key in ('values', 'default', 'once'):
 		out.append(_bash_assoc(f'table_header_{key}',
 				       [(f, _word(r.get(key, ''))) for f, r in
