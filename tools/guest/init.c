@@ -29,7 +29,7 @@
  * -no-reboot ends QEMU.
  *
  * A kernel whose root's drivers are modules (Debian's binary kernels: 9p
- * and virtio are) boots with an initramfs of its own (tools/guest/initramfs)
+ * and virtio are) boots with an initramfs of its own (tools/setup/binary-kernel)
  * holding this program as /init and the modules, in load order, listed in
  * /modules/order. There init loads them, mounts the root the command line
  * names (root=, rootfstype=, rootflags=, as the kernel would have) and
