@@ -353,11 +353,18 @@ tk run_mm_tests_fails_a_hang
 run_mm_tests_fails_a_hang() {
 	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
 	static_fixture hang &&
+	printf '%s\n' 'margin 2' 'floor 3' 'keep 3' > "$scratch/durations" &&
 	expect_exit 1 "$here/tools/run/mm-tests" --list "$fixtures/uml/hang.list" \
-		--bin "$scratch" --out "$scratch/out" &&
-	expect_in '^not ok 1 hang # timed out after 5 s (run.list.s limit: no run on um 6.12 recorded' \
+		--bin "$scratch" --durations "$scratch/durations" --out "$scratch/out" &&
+	expect_in '^not ok 1 hang # timed out after 5 s (run.list.s limit, at least 3 s: no run on um 6.12 recorded' \
 		"$scratch/out/results.ktap" &&
-	expect_in 'failed: 1' "$scratch/stdout"
+	expect_in 'failed: 1' "$scratch/stdout" || return 1
+	# Unrecorded, run.list's 5 s is raised to a floor above it.
+	printf '%s\n' 'margin 2' 'floor 7' 'keep 3' > "$scratch/durations" &&
+	expect_exit 1 "$here/tools/run/mm-tests" --list "$fixtures/uml/hang.list" \
+		--bin "$scratch" --durations "$scratch/durations" --out "$scratch/out" &&
+	expect_in '^not ok 1 hang # timed out after 7 s (run.list.s limit, at least 7 s: no run' \
+		"$scratch/out/results.ktap" || return 1
 	# With recorded runs, the limit is the margin over the longest, at
 	# least the floor, and the verdict says so.
 	printf '%s\n' 'margin 2' 'floor 3' 'keep 3' 'hang um 6.12 0.5 1.2 0.9' \
@@ -378,8 +385,9 @@ tk mm_tests_time_out_after_complete_ktap
 mm_tests_time_out_after_complete_ktap() {
 	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
 	static_fixture late-hang
+	printf '%s\n' 'margin 2' 'floor 3' 'keep 3' > "$scratch/durations"
 	expect_exit 1 "$here/tools/run/mm-tests" --list "$fixtures/uml/late-hang.list" \
-		--bin "$scratch" --out "$scratch/out"
+		--bin "$scratch" --durations "$scratch/durations" --out "$scratch/out"
 	expect_in '^    not ok 2 (exit status) # timed out after 5 s (run.list.s limit' \
 		"$scratch/out/results.ktap"
 	expect_in '^not ok 1 late-hang # timed out after 5 s' "$scratch/out/results.ktap"
