@@ -11,11 +11,14 @@ export PATH := /usr/bin:$(PATH)
 # point below takes them: 'make check ARCH=x86_64'. What differs between
 # targets is in one table, configs/forklab.toml; RES is where this one's
 # results go.
-ARCH ?= um
 SANITIZE ?= 0
 # The kernel tree: KERNEL=6.12 or 6.1, Debian 12's own (docs/trees.md);
-# empty, the table's first (configs/forklab.toml).
+# empty, the table's first (configs/forklab.toml). KERNEL=debian: Debian
+# 12's binary kernel, as its users boot it (docs/targets.md), on x86_64.
 KERNEL ?=
+ifeq ($(origin ARCH),undefined)
+ARCH := $(shell KERNEL=$(KERNEL) tools/lib/target --arch 2> /dev/null)
+endif
 export ARCH SANITIZE KERNEL
 # SHARD=K/N reaches only the three runs that cut themselves in shards
 # (below): make test and make check run everything.
@@ -30,6 +33,9 @@ endif
 # without a coverage gate (the sanitizer build) has no coverage step.
 SUFFIX := $(shell $(TARGET) suffix)
 GATE := $(shell $(TARGET) gate)
+# A binary kernel's initramfs (KERNEL=debian: configs/forklab.toml's
+# [[binaries]]): that kernel is downloaded and booted, not built.
+INITRD := $(shell $(TARGET) initrd)
 
 KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
@@ -103,9 +109,17 @@ SUITES = tools/run/kunit --no-build > $(RES)/kunit-run.log 2>&1 & kunit=$$!; \
 build: tree
 	@tools/run/kunit --build-only
 
+ifneq ($(INITRD),)
+# A binary kernel: its package downloaded, unpacked and given an
+# initramfs (tools/setup/binary-kernel), then the user-space suite: its
+# config has no KUnit.
+test: tree
+	@tools/setup/binary-kernel $(KERNEL) && tools/run/mm-tests
+else
 test: tree
 	@tools/run/kunit --build-only || exit 1; \
 	status=0; mkdir -p $(RES); $(SUITES); exit $$status
+endif
 
 # A verdict that depends on the load is wrong on a busy machine (CI's,
 # a laptop's): the suites again, booted anew, with both CPUs kept busy by
@@ -150,7 +164,7 @@ test-tools: tree
 # against configs/expected, one line per row that is not as expected; a
 # vanished row, an unexpected skip or a program that crashed after its
 # rows fail make check here, as they fail CI.
-PARSE = python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1; \
+PARSE = $(if $(INITRD),,python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1;) \
 	python3 $(KUNIT_PY) parse $(RES)/mm-tests/results.ktap | tail -n 1
 ifneq ($(SUFFIX),)
 # judge/export writes the results of a failed run too: CI shows those.

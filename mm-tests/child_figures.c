@@ -313,7 +313,10 @@ int main(void)
 			       f.counter[i],
 			       i == VM_HWM_RSS || i == VM_PEAK_SIZE ? "now" : "walk",
 			       f.walk[i]);
-		ksft_test_result(ok, "%s\n", figure_rows[i]);
+		if (i <= VM_SWAP && !rss_counters_exact())
+			skip_named(figure_rows[i], "CONFIG_SMP: the RSS counters lag");
+		else
+			ksft_test_result(ok, "%s\n", figure_rows[i]);
 	}
 	ksft_print_msg("Committed_AS: %lld kB before fork, %lld kB with the child; its VM_ACCOUNT vmas: %lld kB\n",
 		       before, during, f.accountable_kb);

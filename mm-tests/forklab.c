@@ -142,6 +142,29 @@ bool smaps_shows_lock_on_fault(void)
 	return !kernel_older_than(6, 2);
 }
 
+bool kconfig_set(const char *name)
+{
+	const char *path = getenv("KCONFIG_PATH");
+	size_t len = strlen(name);
+	bool set = false;
+	char line[256];
+	FILE *f;
+
+	f = path ? fopen(path, "r") : NULL;
+	if (!f)
+		return false;
+	while (!set && fgets(line, sizeof(line), f))
+		set = !strncmp(line, name, len) && line[len] == '=' &&
+		      line[len + 1] != 'n';
+	fclose(f);
+	return set;
+}
+
+bool rss_counters_exact(void)
+{
+	return !kconfig_set("CONFIG_SMP");
+}
+
 long long vmstat_value(const char *name)
 {
 	return proc_value("/proc/vmstat", name);

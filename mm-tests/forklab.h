@@ -122,6 +122,21 @@ bool kernel_older_than(int major, int minor);
  */
 bool smaps_shows_lock_on_fault(void);
 
+/*
+ * Is CONFIG_@name set (y or m) in the kernel's config, which init names
+ * in KCONFIG_PATH when the runner found one? false without a config.
+ */
+bool kconfig_set(const char *name);
+
+/*
+ * Are /proc's RSS figures (RssAnon, RssFile, RssShmem, VmSwap) exact? A
+ * CONFIG_SMP kernel keeps part of each count where it was made until a
+ * batch is full: per task, synced every 64 faults, before f1a7941243c1
+ * (6.2: Debian 12's 6.1); per CPU, read without the CPUs' parts, since.
+ * forklab's own kernels are not SMP.
+ */
+bool rss_counters_exact(void);
+
 long long vmstat_value(const char *name);
 
 /* The fork_* counters, read together before and after one fork. */

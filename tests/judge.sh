@@ -557,6 +557,52 @@ results_fails_an_unexpected_skip() {
 		"$scratch/stdout"
 }
 
+# A binary kernel's suite (mm-tests-debian): a row listed '# LIVE WHY'
+# that fails is a live bug of the kernel that ran, named with the
+# package and version in the run's 'kernel' file, and counted among the
+# skipped, as is the exit status 1 its program gives for it; the same row
+# listed plainly fails the run; once it passes (a later upload has the
+# fix), it is a pass. A model that excuses every
+# failure, or none, or names no kernel, fails here.
+t results_names_a_live_bug
+results_names_a_live_bug() {
+	local dir=$scratch/results-build expect=$scratch/expect-live deb
+
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	deb=$dir/$(python_tool table shell | sed -n "s/^forklab_binaries='\{0,1\}\([^' ]*\).*/\1/p")
+	[ "$deb" != "$dir/" ] || { fail "no binary kernel in the table"; return; }
+	rm -rf "$dir"
+	cp -a "$fixtures/results/build" "$dir" && mkdir -p "$deb/mm-tests" &&
+	# prog fails 'second' and exits 1 for it, as run/mm-tests writes it.
+	awk '/^    # Subtest: prog$/ { p = 1 } p && /^    1\.\.2$/ { $0 = "    1..3" }
+	     /^    ok 2 second$/ { print "    not ok 2 second"
+			       print "    not ok 3 (exit status) # exit status 1"; next }
+	     /^ok 2 prog$/ { $0 = "not ok 2 prog # exit status 1" } { print }' \
+		"$dir/mm-tests/results.ktap" > "$deb/mm-tests/results.ktap" &&
+	echo 'linux-image-fake 1.0-1' > "$deb/mm-tests/kernel" || return 1
+	grep -q '^    not ok 2 second$' "$deb/mm-tests/results.ktap" || { fail "no failed row"; return; }
+	sed "s/^\[mm-tests\]$/[mm-tests mm-tests-${deb##*/}]/" "$fixtures/results/expect" > "$expect" &&
+	printf '[mm-tests-%s]\nprog/second # LIVE abc123 missing\n' "${deb##*/}" >> "$expect" || return 1
+	BUILD=$dir KUNIT_DIR=$results_kunit \
+		expect_exit 0 "$here/tools/judge/results" --expect "$expect" &&
+	expect_in "^judge/results: mm-tests-${deb##*/}: 3 passed, 0 failed, 0 skipped, 1 live bug\$" "$scratch/stdout" &&
+	expect_in "^judge/results: mm-tests-${deb##*/}: LIVE BUG prog/second (live bug in linux-image-fake 1.0-1: abc123 missing)\$" \
+		"$scratch/stdout" &&
+	expect_in "^judge/results: mm-tests-${deb##*/}: LIVE BUG prog/second " "$scratch/stdout" &&
+	results_total_is '22 passed, 0 failed, 2 skipped' || return 1
+	# Not listed as a live bug, the same failure fails the run.
+	sed '$d' "$expect" > "$expect.plain" &&
+	BUILD=$dir KUNIT_DIR=$results_kunit \
+		expect_exit 1 "$here/tools/judge/results" --expect "$expect.plain" &&
+	expect_in "^judge/results: mm-tests-${deb##*/}: FAIL prog/second" "$scratch/stdout" || return 1
+	# Fixed: the listed live bug's row passes.
+	cp "$dir/mm-tests/results.ktap" "$deb/mm-tests/results.ktap" &&
+	BUILD=$dir KUNIT_DIR=$results_kunit \
+		expect_exit 0 "$here/tools/judge/results" --expect "$expect" &&
+	expect_in "^judge/results: mm-tests-${deb##*/}: 4 passed, 0 failed, 0 skipped\$" "$scratch/stdout"
+}
+
 # One run, four readers: make check's verdict (judge/results --target),
 # junit.xml, kcidb.json and the HTML page must name the same rows as not
 # as expected, each with the same verdict. The run (tests/fixtures/results/

@@ -67,7 +67,7 @@ declare -A table_tree_package=() table_tree_patches=() table_tree_build=() \
 	table_target_guest=() table_target_launch=() table_target_root_args=() \
 	table_target_host_root_args=() table_target_swap_dev=() table_target_swap_args=() \
 	table_target_initrd_args=() table_binary_package=() table_binary_flavours=() \
-	table_binary_target=() table_binary_modules=() table_binary_build=() \
+	table_binary_target=() table_binary_modules=() table_binary_build=() table_binary_tree=() \
 	table_header_values=() table_header_default=() table_header_once=()
 table_decl=$(python_tool table shell) || exit 1
 eval "$table_decl"
@@ -82,9 +82,23 @@ unset table_decl
 #   kernel_package  the Debian package of its source
 #   kernel_tarball  the tarball that package installs
 #   kernel_patches  its series' directory (a file 'series' and the patches)
-kernel_line=${KERNEL:-${forklab_trees%% *}}
-[[ " $forklab_trees " = *" $kernel_line "* ]] ||
-	die "KERNEL=$kernel_line: forklab builds ${forklab_trees// / or }"
+#   kernel_binary   KERNEL= naming a binary kernel ([[binaries]]: a
+#                   distribution's, not built here): its name; its tree
+#                   is the line it is of (the programs' headers, the
+#                   rows run.list keeps for it), and its target the one
+#                   whose runner boots it (ARCH= its arch by default)
+# The results of every tree and binary start below top_build.
+top_build=$build
+kernel_binary=
+if [ -n "${KERNEL:-}" ] && [[ " $forklab_binaries " = *" $KERNEL "* ]]; then
+	kernel_binary=$KERNEL
+	kernel_line=${table_binary_tree[$KERNEL]}
+	: "${ARCH:=${table_target_arch[${table_binary_target[$KERNEL]}]}}"
+else
+	kernel_line=${KERNEL:-${forklab_trees%% *}}
+	[[ " $forklab_trees " = *" $kernel_line "* ]] ||
+		die "KERNEL=$kernel_line: forklab builds ${forklab_trees// / or }${forklab_binaries:+ and boots ${forklab_binaries// / or }}"
+fi
 kernel_patches=$here/${table_tree_patches[$kernel_line]}
 build=$build${table_tree_build[$kernel_line]:+/${table_tree_build[$kernel_line]}}
 kernel_package=${table_tree_package[$kernel_line]}
@@ -173,6 +187,9 @@ unset t
 #   target_emulator_args, target_kunit_args, target_launch,
 #   target_root_args, target_host_root_args, target_swap_args,
 #   target_initrd_args  arrays
+#   target_initrd      the initramfs a binary kernel boots with (KERNEL=
+#                      naming one: then target_image, target_res and
+#                      target_suffix are the binary's, and no gate)
 # and target_arch, target_suffix, target_gcov, target_mem,
 # target_emulator, target_kernel_args, target_gigantic_args, target_guest,
 # target_swap_dev, target_cold_ccache and target_make as the table has them.
@@ -233,13 +250,30 @@ target() {
 	eval "target_initrd_args=(${table_target_initrd_args[$name]})"
 	target_cold_ccache=${table_target_cold_ccache[$name]}
 	target_make=${table_target_make[$name]}
+	target_initrd=
+	[ -n "$kernel_binary" ] || return 0
+	# A binary kernel: its image and initramfs from tools/setup/
+	# binary-kernel, its results of its own, no coverage.
+	[ "$name" = "${table_binary_target[$kernel_binary]}" ] ||
+		die "KERNEL=$kernel_binary boots on ARCH=${table_target_arch[${table_binary_target[$kernel_binary]}]} only"
+	target_image=$top_build/${table_binary_build[$kernel_binary]}/vmlinuz
+	target_initrd=$top_build/${table_binary_build[$kernel_binary]}/initrd.cpio
+	target_res=$(binary_res "$kernel_binary")
+	target_suffix=-$kernel_binary
+	target_gate=
+	target_make="make check KERNEL=$kernel_binary"
+}
+
+# binary_res BINARY: where a binary kernel's results go.
+binary_res() {
+	echo "$top_build/$1"
 }
 
 # target_on_tree TREE ARCH SANITIZE: target ARCH SANITIZE on the tree
 # TREE, whatever KERNEL= names (its paths below BUILD's, as a run with
 # KERNEL=TREE has them).
 target_on_tree() {
-	local kernel_line=$1 build=${BUILD:-$here/build} tree
+	local kernel_line=$1 build=${BUILD:-$here/build} tree kernel_binary=
 
 	build=$build${table_tree_build[$1]:+/${table_tree_build[$1]}}
 	tree=$build/src/linux
@@ -304,8 +338,10 @@ target_of_runner() {
 	local t
 
 	for t in "${targets[@]}"; do
-		target "${t% *}" "${t#* }"
-		[ "${target_runner##*/}" != "$1" ] || return 0
+		# Each target as built here, then the one found as KERNEL=
+		# has it (a binary kernel's boots on its own target only).
+		kernel_binary='' target "${t% *}" "${t#* }"
+		[ "${target_runner##*/}" != "$1" ] || { target "${t% *}" "${t#* }"; return 0; }
 	done
 	die "no target boots with $1"
 }

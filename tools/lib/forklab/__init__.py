@@ -50,7 +50,7 @@ def _target(prog, args, tree):
 def target(prog, arch=None, sanitize=None, tree=None):
 	"""{field: value} of a target (default: the ARCH and SANITIZE of the
 	environment) on a tree (default: KERNEL's)."""
-	arch = arch or os.environ.get('ARCH', 'um')
+	arch = arch or os.environ.get('ARCH') or _target(prog, ['--arch'], tree).strip()
 	sanitize = sanitize or os.environ.get('SANITIZE', '0')
 	return dict(line.split('=', 1) for line in
 		    _target(prog, [arch, sanitize], tree).splitlines() if '=' in line)

@@ -93,11 +93,12 @@ def build_status(t):
 # The results model's verdicts as KCIDB statuses and JUnit elements. A
 # row the expectations list and the log lacks is KCIDB's MISS; a skip
 # they do not list and a row they do not list fail, as make check fails
-# them (misc says which verdict it was).
+# them (misc says which verdict it was); so does a live bug, a row the
+# kernel that ran fails for a bug it has (make check passes it).
 KCIDB_STATUS = {results.PASS: 'PASS', results.SKIP: 'SKIP', results.FAIL: 'FAIL',
 		results.ERROR: 'ERROR', results.UNEXPECTED_SKIP: 'FAIL',
-		results.MISSING: 'MISS', results.UNLISTED: 'FAIL'}
-JUNIT_ELEMENT = {results.FAIL: 'failure', results.UNEXPECTED_SKIP: 'failure',
+		results.MISSING: 'MISS', results.UNLISTED: 'FAIL', results.LIVE: 'FAIL'}
+JUNIT_ELEMENT = {results.FAIL: 'failure', results.UNEXPECTED_SKIP: 'failure', results.LIVE: 'failure',
 		 results.UNLISTED: 'failure', results.ERROR: 'error',
 		 results.MISSING: 'error', results.SKIP: 'skipped'}
 
@@ -105,6 +106,9 @@ JUNIT_ELEMENT = {results.FAIL: 'failure', results.UNEXPECTED_SKIP: 'failure',
 def text_of(row):
 	"""A row's diagnostics, then its verdict and why."""
 	head = row.verdict if row.verdict not in results.AS_EXPECTED else ''
+	if row.verdict == results.LIVE:
+		# The row failed: the kernel that ran has the bug it shows.
+		head = f'{results.LIVE} ({row.live_why})'
 	why = ': '.join(x for x in (head, row.why) if x)
 	return '\n'.join(row.said + ([why] if why else []))
 
@@ -170,6 +174,52 @@ def unique(name, seen, sep=' #'):
 	return n
 
 
+def tree_checkout(t, kernel):
+	"""KCIDB's checkout and build of a kernel built here: the tree's
+	version and the series' hash."""
+	version = forklab.tree_version(t['tree']) or '0.0.0'
+	series = series_hash(kernel)
+	checkout_id = f'{ORIGIN}:linux-{version}-{series[:12] or "noseries"}'
+	# The checkout is valid when prepare-tree finished it: it writes
+	# the tree's stamp last, after every patch applied, and removes it
+	# before it starts again.
+	valid = os.path.isfile(os.path.join(os.path.dirname(t['tree']), 'linux.stamp'))
+	checkout = {'id': checkout_id, 'origin': ORIGIN,
+		    'tree_name': f'debian-linux-source-{kernel}',
+		    'patchset_hash': series, 'valid': valid,
+		    'misc': {'kernel_version': version}}
+	build = {'id': f'{checkout_id}-{t["name"]}', 'checkout_id': checkout_id, 'origin': ORIGIN,
+		 'architecture': t['arch'], 'config_name': t['name'],
+		 'status': build_status(t),
+		 'misc': {'target': t['name'], 'sanitize': os.environ.get('SANITIZE', '0') == '1'}}
+	cc = compiler(t['obj'])
+	if cc:
+		build['compiler'] = cc
+	return checkout, build
+
+
+def binary_checkout(t):
+	"""KCIDB's checkout and build of a binary kernel: the image package
+	and its version (tools/setup/binary-kernel's 'package' file), not
+	built here."""
+	try:
+		with open(os.path.join(os.path.dirname(t['image']), 'package')) as f:
+			package, package_version = f.readline().split()
+	except (OSError, ValueError):
+		forklab.die(PROG, f'no package file beside {t["image"]}: run make check first')
+	version = package_version.split('-')[0]
+	checkout_id = f'{ORIGIN}:{package}_{package_version}'
+	checkout = {'id': checkout_id, 'origin': ORIGIN, 'tree_name': package,
+		    'valid': True,
+		    'misc': {'kernel_version': version, 'package': package,
+			     'package_version': package_version}}
+	build = {'id': f'{checkout_id}-{t["name"]}', 'checkout_id': checkout_id, 'origin': ORIGIN,
+		 'architecture': t['arch'], 'config_name': package,
+		 'status': 'PASS' if os.path.isfile(t['image']) else 'MISS',
+		 'misc': {'target': t['name'], 'binary': True}}
+	return checkout, build
+
+
 def main():
 	ap = forklab.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0])
 	ap.add_argument('--out', help='where junit.xml and kcidb.json go (default: RES)')
@@ -196,34 +246,23 @@ def main():
 		except results.ResultsError as e:
 			forklab.die(PROG, str(e))
 	suffix = ('' if kernel == table.trees()[0] else f'-{kernel}') + t['suffix']
-
-	version = forklab.tree_version(tree) or '0.0.0'
-	series = series_hash(kernel)
-	checkout_id = f'{ORIGIN}:linux-{version}-{series[:12] or "noseries"}'
-	build_id = f'{checkout_id}-{t["name"]}'
-	# The checkout is valid when prepare-tree finished it: it writes
-	# the tree's stamp last, after every patch applied, and removes it
-	# before it starts again.
-	valid = os.path.isfile(os.path.join(os.path.dirname(tree), 'linux.stamp'))
-	kcidb = {'version': {'major': 5, 'minor': 3},
-		 'checkouts': [{'id': checkout_id, 'origin': ORIGIN,
-				'tree_name': f'debian-linux-source-{kernel}',
-				'patchset_hash': series, 'valid': valid,
-				'misc': {'kernel_version': version}}],
-		 'builds': [], 'tests': []}
-	build = {'id': build_id, 'checkout_id': checkout_id, 'origin': ORIGIN,
-		 'architecture': t['arch'], 'config_name': t['name'],
-		 'status': build_status(t),
-		 'misc': {'target': t['name'], 'sanitize': os.environ.get('SANITIZE', '0') == '1'}}
-	cc = compiler(t['obj'])
-	if cc:
-		build['compiler'] = cc
-	kcidb['builds'].append(build)
+	suites = SUITES
+	if t['initrd']:
+		# A binary kernel (KERNEL=debian): its package is the checkout
+		# and the build; its config has no KUnit.
+		suffix, suites = t['suffix'], [s for s in SUITES if s[0] != 'kunit']
+		checkout, build = binary_checkout(t)
+	else:
+		checkout, build = tree_checkout(t, kernel)
+	kcidb = {'version': {'major': 5, 'minor': 3}, 'checkouts': [checkout],
+		 'builds': [build], 'tests': []}
+	build_id = build['id']
+	version = checkout['misc']['kernel_version']
 
 	suites_el = ET.Element('testsuites', name=f'forklab {t["name"]} Linux {version}')
 	paths = set()
 	totals = [0, 0, 0, 0]
-	for prefix, root, log in SUITES:
+	for prefix, root, log in suites:
 		name = prefix + suffix
 		section = results.section_of(expectations, name, 'lazy')
 		expected = expectations[section].resolve('lazy', section) if section else None

@@ -21,8 +21,14 @@ suite. A row's verdict is one of
                    (or list it for another reason)
   MISSING          the expectations list it; the log does not have it
   UNLISTED         it passed, and the expectations do not list it
+  LIVE BUG         it failed, and the expectations list it as a bug the
+                   kernel that ran has ('ROW # LIVE WHY': a distribution's
+                   binary kernel without an upstream fix); the run's
+                   'kernel' file, beside its log, names that kernel
 
-PASS and SKIP are as expected; every other verdict fails the run.
+PASS, SKIP and LIVE BUG are as expected; every other verdict fails the
+run. make results counts a live bug among the skipped (neither a pass nor
+a failure of forklab's), and names each.
 
 As a command (tools/judge/results runs it, and documents it):
 
@@ -54,8 +60,9 @@ from forklab import ktap, table
 
 PASS, SKIP, FAIL, ERROR = 'PASS', 'SKIP', 'FAIL', 'ERROR'
 UNEXPECTED_SKIP, MISSING, UNLISTED = 'UNEXPECTED SKIP', 'MISSING', 'UNLISTED'
+LIVE = 'LIVE BUG'
 # The verdicts a run may end with and pass.
-AS_EXPECTED = (PASS, SKIP)
+AS_EXPECTED = (PASS, SKIP, LIVE)
 
 # What tools/run/mm-tests (and kunit.py) put after '#' on a result line
 # when a program or a kernel did not complete: not a verdict on the code.
@@ -78,6 +85,7 @@ class ResultsError(Exception):
 # '[SUITE ...]': the rows below are expected of each suite it names.
 SECTION = re.compile(r'^\[([A-Za-z0-9_.-]+(?: +[A-Za-z0-9_.-]+)*)\]$')
 SKIP_LINE = re.compile(r'^(.*?)\s+#\s*SKIP\s+(\S.*)$')
+LIVE_LINE = re.compile(r'^(.*?)\s+#\s*LIVE\s+(\S.*)$')
 REGISTRATION = re.compile(r'^tk? ([A-Za-z_][A-Za-z0-9_]*)\s*$', re.M)
 
 
@@ -87,6 +95,7 @@ class Expected:
 	def __init__(self):
 		self.rows = collections.Counter()	# row -> times listed
 		self.skips = {}				# row -> why it may skip
+		self.live = {}				# row -> the bug it may fail for
 		self.derived = set()			# rows of an @ line
 
 	def resolve(self, policy, where):
@@ -102,21 +111,24 @@ class Expected:
 			rows[fill(row)] += n
 			written[fill(row)] = row
 		skips = {fill(row): why for row, why in self.skips.items()}
-		written.update({fill(row): row for row in self.skips})
-		# A row listed only with '# SKIP WHY' is one expected row.
-		for row in skips:
+		live = {fill(row): why for row, why in self.live.items()}
+		written.update({fill(row): row for row in [*self.skips, *self.live]})
+		# A row listed only with '# SKIP WHY' or '# LIVE WHY' is one
+		# expected row.
+		for row in [*skips, *live]:
 			if not rows[row]:
 				rows[row] = 1
-		return Rows(rows, skips, written, {fill(row) for row in self.derived})
+		return Rows(rows, skips, written, {fill(row) for row in self.derived}, live)
 
 
 class Rows:
 	"""A suite's expected rows, matched off one by one as the log has
 	them: literally, or through '{n}' (any whole number)."""
 
-	def __init__(self, rows, skips, written=None, derived=()):
+	def __init__(self, rows, skips, written=None, derived=(), live=None):
 		self.left = rows
 		self.skips = skips
+		self.live = live or {}
 		self.written = written or {}	# row -> as the file writes it
 		self.derived = set(derived)
 		self.patterns = [(row, re.compile(
@@ -225,16 +237,21 @@ def load_expectations(path, root):
 						e.rows[row] += 1
 						e.derived.add(row)
 				continue
-			m = SKIP_LINE.match(line)
+			# 'ROW # SKIP WHY' and 'ROW # LIVE WHY': each row one WHY.
+			for pattern, kind, what in ((SKIP_LINE, 'skips', 'to skip for two reasons'),
+						    (LIVE_LINE, 'live', 'as two live bugs')):
+				m = pattern.match(line)
+				if m:
+					break
 			if m:
 				for e in current:
-					if e.skips.get(m.group(1), m.group(2)) != m.group(2):
-						raise ResultsError(f'{where}: {m.group(1)} listed to skip '
-								   f'for two reasons')
-					e.skips[m.group(1)] = m.group(2)
+					listed = getattr(e, kind)
+					if listed.get(m.group(1), m.group(2)) != m.group(2):
+						raise ResultsError(f'{where}: {m.group(1)} listed {what}')
+					listed[m.group(1)] = m.group(2)
 			elif '#' in line:
 				raise ResultsError(f"{where}: '#' in a row (KTAP names hold none; "
-						   f"a skip is 'ROW # SKIP WHY')")
+						   f"a skip is 'ROW # SKIP WHY', a live bug 'ROW # LIVE WHY')")
 			else:
 				for e in current:
 					e.rows[line] += 1
@@ -277,6 +294,7 @@ class Row:
 		self.expected = None
 		self.derived = False
 		self.skip_why = ''
+		self.live_why = ''
 
 	@property
 	def path(self):
@@ -293,6 +311,9 @@ class Suite:
 		self.log = log
 		self.rows = []
 		self.why = ''
+		# The kernel that ran, as the run's 'kernel' file names it
+		# (a binary kernel's package and version), or ''.
+		self.kernel = ''
 
 	def broken(self, why, verdict=ERROR):
 		self.why = why
@@ -308,6 +329,15 @@ class Suite:
 	@property
 	def skipped(self):
 		return self.count(SKIP)
+
+	@property
+	def live(self):
+		"""The live bugs: rows of LIVE BUG but a program's exit status."""
+		return sum(r.verdict == LIVE and r.names[-1] != OWN_STATUS for r in self.rows)
+
+	@property
+	def live_rows(self):
+		return sum(r.verdict == LIVE for r in self.rows)
 
 	@property
 	def failed(self):
@@ -377,7 +407,11 @@ def judge_test(kp, top, expected):
 		row = expected.take(path) if expected else path
 		if t.status in (st.FAILURE, st.TEST_CRASHED):
 			verdict = ERROR if t.status == st.TEST_CRASHED or incomplete(why) else FAIL
+			if verdict == FAIL and expected and row in expected.live:
+				verdict = LIVE
 			rows.append(Row(names, verdict, why, said_of(t)))
+			if verdict == LIVE:
+				rows[-1].live_why = expected.live[row]
 		elif t.status == st.SUCCESS:
 			rows.append(Row(names, PASS if row is not None else UNLISTED,
 					'' if row is not None else
@@ -401,6 +435,14 @@ def judge_test(kp, top, expected):
 			last.derived = row in expected.derived
 		if last.verdict in (SKIP, UNEXPECTED_SKIP):
 			last.skip_why = why
+	# A program whose failed rows are all live bugs exits 1 for them
+	# (kselftest's KSFT_FAIL): its '(exit status)' row is theirs.
+	for r in rows:
+		if r.names[-1] == OWN_STATUS and r.verdict == ERROR and r.why == 'exit status 1':
+			group = [o for o in rows if o.names[:-1] == r.names[:-1] and o is not r]
+			if any(o.verdict == LIVE for o in group) and \
+			   all(o.verdict in AS_EXPECTED for o in group):
+				r.verdict, r.live_why = LIVE, 'the exit status of its live bugs'
 	for path in (expected.missing() if expected else []):
 		rows.append(Row(path.split('/'), MISSING,
 				'the expectations list it; the log does not have it'))
@@ -411,6 +453,11 @@ def judge(parser, name, log, expected):
 	"""Suite @name's rows from the KTAP log @log, judged against
 	@expected (Rows, or None); @parser: forklab.ktap.load_parser()'s."""
 	suite = Suite(name, log)
+	try:
+		with open(os.path.join(os.path.dirname(log), 'kernel')) as f:
+			suite.kernel = f.readline().strip()
+	except OSError:
+		pass
 	if parser is None:
 		suite.broken('no kunit.py: the tree was never prepared')
 	elif not os.path.isfile(log) or os.path.getsize(log) == 0:
@@ -472,9 +519,14 @@ def report(prog, suite):
 	that is not as expected, saying why."""
 	bad = [r for r in suite.rows if r.verdict not in AS_EXPECTED]
 	lines = [f'{prog}: {suite.name}: {suite.passed} passed, {suite.failed} failed, '
-		 f'{suite.skipped} skipped' + (f' ({suite.why})' if suite.why else '')]
+		 f'{suite.skipped} skipped' +
+		 (f', {suite.live} live bug{"s" * (suite.live != 1)}' if suite.live else '') +
+		 (f' ({suite.why})' if suite.why else '')]
 	if suite.why:
 		return lines
+	for r in [r for r in suite.rows if r.verdict == LIVE and r.names[-1] != OWN_STATUS]:
+		lines.append(f'{prog}: {suite.name}: {LIVE} {r.path} (live bug in '
+			     f'{suite.kernel or "the kernel that ran"}: {r.live_why})')
 	for r in bad[:SHOWN_ROWS]:
 		lines.append(f'{prog}: {suite.name}: {r.verdict} {r.path}' +
 			     (f' ({r.why})' if r.why else ''))
@@ -522,7 +574,7 @@ def main(argv):
 		print('\n'.join(report(prog, suite)))
 		total[0] += suite.passed
 		total[1] += suite.failed
-		total[2] += suite.skipped
+		total[2] += suite.skipped + suite.live_rows
 	print(f'{total[0]} passed, {total[1]} failed, {total[2]} skipped')
 	return 1 if total[1] else 0
 

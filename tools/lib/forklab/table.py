@@ -36,7 +36,7 @@ TARGET_FIELDS = ('name', 'arch', 'sanitize', 'suffix', 'obj', 'image', 'res', 'k
 		 'emulator', 'emulator_args', 'kernel_args', 'gigantic_args', 'kunit_args',
 		 'guest', 'launch', 'root_args', 'host_root_args', 'swap_dev', 'swap_args',
 		 'initrd_args', 'cold_ccache', 'make')
-BINARY_FIELDS = ('name', 'package', 'flavours', 'target', 'modules', 'build')
+BINARY_FIELDS = ('name', 'package', 'flavours', 'tree', 'target', 'modules', 'build')
 CI_WHERE = ('here', 'matrix', 'both')
 
 
@@ -65,6 +65,10 @@ def _check(table):
 			raise TableError(f'[[binaries]] {b.get("name")}: no {", ".join(missing)}')
 		if b['target'] not in names_of(table, 'targets'):
 			raise TableError(f'[[binaries]] {b["name"]}: no target {b["target"]!r}')
+		if b['tree'] not in names_of(table, 'trees'):
+			raise TableError(f'[[binaries]] {b["name"]}: no tree {b["tree"]!r}')
+		if b['name'] in names_of(table, 'trees'):
+			raise TableError(f'[[binaries]] {b["name"]}: the name of a tree (KERNEL= names either)')
 	pairs = [(t['arch'], t['sanitize']) for t in table['targets']]
 	if len(set(pairs)) != len(pairs):
 		raise TableError('[[targets]]: two with the same arch and sanitize')
