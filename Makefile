@@ -168,9 +168,11 @@ PARSE = $(if $(INITRD),,python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1;
 	python3 $(KUNIT_PY) parse $(RES)/mm-tests/results.ktap | tail -n 1
 ifneq ($(SUFFIX),)
 # judge/export writes the results of a failed run too: CI shows those.
+# A binary kernel's verdict is the results model's alone: a program that
+# fails for a live bug of that kernel fails make test, not make check.
 check: deps tree
 	@status=0; \
-	$(MAKE) --no-print-directory test || status=1; \
+	$(MAKE) --no-print-directory test || $(if $(INITRD),:,status=1); \
 	if [ $$status = 0 ] && [ -n "$(GATE)" ]; then \
 		$(MAKE) --no-print-directory coverage || status=1; fi; \
 	$(PARSE); \

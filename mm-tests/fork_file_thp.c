@@ -184,7 +184,7 @@ static void run_row(const struct file_thp_case *row)
 	pid_t pid;
 
 	if (row->by_ptes && !rss_counters_exact()) {
-		skip_named(row->desc, "CONFIG_SMP: the RSS counters lag");
+		skip_named(row->desc, "SPLIT_RSS_COUNTING: the RSS counters lag");
 		return;
 	}
 	fd = file_of_thps();

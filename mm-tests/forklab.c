@@ -142,27 +142,30 @@ bool smaps_shows_lock_on_fault(void)
 	return !kernel_older_than(6, 2);
 }
 
-bool kconfig_set(const char *name)
+long kconfig_number(const char *name)
 {
 	const char *path = getenv("KCONFIG_PATH");
 	size_t len = strlen(name);
-	bool set = false;
 	char line[256];
+	long value = -1;
 	FILE *f;
 
 	f = path ? fopen(path, "r") : NULL;
 	if (!f)
-		return false;
-	while (!set && fgets(line, sizeof(line), f))
-		set = !strncmp(line, name, len) && line[len] == '=' &&
-		      line[len + 1] != 'n';
+		return -1;
+	while (value < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == '=')
+			value = strtol(line + len + 1, NULL, 0);
 	fclose(f);
-	return set;
+	return value;
 }
 
 bool rss_counters_exact(void)
 {
-	return !kconfig_set("CONFIG_SMP");
+	long nr_cpus = kconfig_number("CONFIG_NR_CPUS");
+
+	return !kernel_older_than(6, 2) || nr_cpus < 0 ||
+	       nr_cpus < kconfig_number("CONFIG_SPLIT_PTLOCK_CPUS");
 }
 
 long long vmstat_value(const char *name)

@@ -123,17 +123,20 @@ bool kernel_older_than(int major, int minor);
 bool smaps_shows_lock_on_fault(void);
 
 /*
- * Is CONFIG_@name set (y or m) in the kernel's config, which init names
- * in KCONFIG_PATH when the runner found one? false without a config.
+ * The number @name (CONFIG_NR_CPUS) is set to in the kernel's config,
+ * which init names in KCONFIG_PATH when the runner found one; -1 if it
+ * is not there, or there is no config.
  */
-bool kconfig_set(const char *name);
+long kconfig_number(const char *name);
 
 /*
- * Are /proc's RSS figures (RssAnon, RssFile, RssShmem, VmSwap) exact? A
- * CONFIG_SMP kernel keeps part of each count where it was made until a
- * batch is full: per task, synced every 64 faults, before f1a7941243c1
- * (6.2: Debian 12's 6.1); per CPU, read without the CPUs' parts, since.
- * forklab's own kernels are not SMP.
+ * Are /proc's RSS figures (RssAnon, RssFile, RssShmem, VmSwap) exact?
+ * Before f1a7941243c1 (6.2) a kernel built for NR_CPUS >=
+ * SPLIT_PTLOCK_CPUS (SPLIT_RSS_COUNTING: Debian 12's 6.1, not forklab's
+ * one-CPU builds) keeps each task's changes in the task and adds them
+ * to the mm's every 64 faults: the figures lag. 6.2 made them per-CPU
+ * counters, which /proc reads whole since 82241a83cd15 (6.16, in
+ * 6.12.118).
  */
 bool rss_counters_exact(void);
 
