@@ -132,15 +132,17 @@ PY
 t ci_share_takes_the_change_and_a_rotating_shard
 ci_share_takes_the_change_and_a_rotating_shard() {
 	local share=$here/tools/ci/share k n
-	expect_exit 0 "$share" --list --changed museum/30-hugetlb-early-cow-copy-writable.patch --count 0
-	expect_in '^museum-x86_64 30-hugetlb-early-cow-copy-writable touched$' "$scratch/stdout"
-	expect_exit 0 "$share" --list --changed mm-tests/fork_huge.c --count 0
-	expect_in '^museum-x86_64 22-hugetlb-pinned-page-shared-at-fork touched$' "$scratch/stdout"
-	! grep -q '41-um-kasan-checks-nofault-reads touched' "$scratch/stdout" ||
-		fail "an exhibit caught by 'boot' taken for one fork_huge.c catches"
+	expect_exit 0 "$share" --list --changed museum/04-unprivileged-uffd-event-fork.patch --count 0
+	expect_in '^museum-um 04-unprivileged-uffd-event-fork touched$' "$scratch/stdout"
+	expect_exit 0 "$share" --list --changed mm-tests/fork_mappings.c --count 0
+	expect_in '^museum-um 03-child-keeps-ksm-counters touched$' "$scratch/stdout"
+	! grep -q '^museum-um 04-.* touched' "$scratch/stdout" ||
+		fail "an exhibit caught by fork_uffd taken for one fork_mappings.c catches"
+	expect_exit 0 "$share" --list --count 0 \
+		--changed patches/0008-mm-choose-which-vmas-fork-copies-the-page-tables-of.patch
+	expect_in '^mutate-um 01-drop-anon-vma-check touched$' "$scratch/stdout"
 	expect_exit 0 "$share" --list --count 0 \
 		--changed patches/0011-mm-hugetlb-don-t-map-folios-writable-without-VM_WRIT.patch
-	expect_in '^mutate-x86_64 41-hugetlb-parent-not-wrprotected touched$' "$scratch/stdout"
 	! grep -q '^mutate-um .* touched$' "$scratch/stdout" ||
 		fail "a um mutant of another file taken as touched"
 	# Nothing touched: N consecutive commits (N the table's shards) run
@@ -148,7 +150,7 @@ ci_share_takes_the_change_and_a_rotating_shard() {
 	n=$(python_tool table share-runs | awk '$1 == "mutate-um" { print $7 }')
 	[ -n "$n" ] || { fail "no mutate-um run in the table"; return; }
 	for ((k = 0; k < n; k++)); do
-		"$share" --list --changed '' --count "$k" | grep '^mutate-um ' | cut -d' ' -f2
+		"$share" --list --run mutate-um --changed '' --count "$k" | cut -d' ' -f2
 	done | LC_ALL=C sort > "$scratch/ran"
 	# um's mutants on 6.12 (no Targets: line is um; no Trees: line 6.12).
 	(cd "$here/mutants" && grep -L '^Targets:' ./*.patch; grep -l '^Targets:.*\bum\b' ./*.patch) |
@@ -159,6 +161,8 @@ ci_share_takes_the_change_and_a_rotating_shard() {
 		done | sed 's|^\./||; s|\.patch$||' | LC_ALL=C sort -u > "$scratch/all"
 	diff "$scratch/all" "$scratch/ran" > "$scratch/diff" ||
 		fail "$n shards are not every um mutant once: $(head -n 5 "$scratch/diff" | tr '\n' ' ')"
-	expect_exit 2 "$share" --count many
+	expect_exit 2 "$share" --count many &&
+	one_line_stderr &&
+	expect_exit 2 "$share" --list --run nosuch &&
 	one_line_stderr
 }
