@@ -16,15 +16,19 @@ SANITIZE ?= 0
 # empty, the table's first (configs/forklab.toml). KERNEL=debian: Debian
 # 12's binary kernel, as its users boot it (docs/targets.md), on x86_64.
 KERNEL ?=
+# SERIES=none: the tree (Debian's, or KERNEL_SRC=) without forklab's
+# series, on x86_64: the user-space suite only, its results below
+# build/unpatched/ (docs/targets.md).
+SERIES ?=
 ifeq ($(origin ARCH),undefined)
 ARCH := $(shell KERNEL=$(KERNEL) tools/lib/target --arch 2> /dev/null)
 endif
-export ARCH SANITIZE KERNEL
+export ARCH SANITIZE KERNEL SERIES
 # SHARD=K/N reaches only the three runs that cut themselves in shards
 # (below): make test and make check run everything.
 unexport SHARD
 # $(shell) sees make's environment, not its exports: KERNEL is passed.
-TARGET = BUILD=$(BUILD) KERNEL=$(KERNEL) tools/lib/target $(ARCH) $(SANITIZE)
+TARGET = BUILD=$(BUILD) KERNEL=$(KERNEL) SERIES=$(SERIES) tools/lib/target $(ARCH) $(SANITIZE)
 RES := $(shell $(TARGET) res 2> /dev/null)
 ifeq ($(RES),)
 $(error $(shell $(TARGET) 2>&1 > /dev/null))
@@ -36,6 +40,9 @@ GATE := $(shell $(TARGET) gate)
 # A binary kernel's initramfs (KERNEL=debian: configs/forklab.toml's
 # [[binaries]]): that kernel is downloaded and booted, not built.
 INITRD := $(shell $(TARGET) initrd)
+# 1 when the kernel has forklab's KUnit suites: not a binary kernel's,
+# nor a tree's without the series.
+KUNIT := $(shell $(TARGET) kunit)
 
 KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
@@ -115,6 +122,10 @@ ifneq ($(INITRD),)
 # config has no KUnit.
 test: tree
 	@tools/setup/binary-kernel $(KERNEL) && tools/run/mm-tests
+else ifeq ($(KUNIT),)
+# A tree without the series: its build, then the user-space suite.
+test: tree
+	@tools/run/kunit --build-only && tools/run/mm-tests
 else
 test: tree
 	@tools/run/kunit --build-only || exit 1; \
@@ -164,15 +175,17 @@ test-tools: tree
 # against configs/expected, one line per row that is not as expected; a
 # vanished row, an unexpected skip or a program that crashed after its
 # rows fail make check here, as they fail CI.
-PARSE = $(if $(INITRD),,python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1;) \
+PARSE = $(if $(KUNIT),python3 $(KUNIT_PY) parse $(RES)/kunit.ktap | tail -n 1;,) \
 	python3 $(KUNIT_PY) parse $(RES)/mm-tests/results.ktap | tail -n 1
 ifneq ($(SUFFIX),)
 # judge/export writes the results of a failed run too: CI shows those.
-# A binary kernel's verdict is the results model's alone: a program that
-# fails for a live bug of that kernel fails make test, not make check.
+# Without forklab's KUnit suites (a binary kernel, a tree without the
+# series) the verdict is the results model's alone: a program that fails
+# for a live bug of that kernel fails make test, not make check (a kernel
+# that did not build leaves no results, which fails it).
 check: deps tree
 	@status=0; \
-	$(MAKE) --no-print-directory test || $(if $(INITRD),:,status=1); \
+	$(MAKE) --no-print-directory test || $(if $(KUNIT),status=1,:); \
 	if [ $$status = 0 ] && [ -n "$(GATE)" ]; then \
 		$(MAKE) --no-print-directory coverage || status=1; fi; \
 	$(PARSE); \

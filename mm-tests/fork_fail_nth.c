@@ -120,6 +120,9 @@ static struct knob *knob(size_t i)
 #define NO_FAIL_NTH \
 	"no fail-nth or fault-injection debugfs (CONFIG_FAULT_INJECTION_DEBUG_FS, FAILSLAB, FAIL_PAGE_ALLOC)\n"
 
+#define NO_DUP_MM \
+	"no dup_mm() of its own in /proc/kallsyms (inlined: forklab's patches/0004 keeps it a function)\n"
+
 /*
  * Has the kernel what the walk needs? Asked before the plan, so that a
  * kernel without fault injection (a distribution's) skips the program
@@ -748,6 +751,12 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	if (!have_fail_nth())
 		ksft_exit_skip(NO_FAIL_NTH);
+	/*
+	 * Without forklab's patches/0004 dup_mm() is static, and inlined
+	 * into copy_process(): the page filter has no text to require.
+	 */
+	if (!lookup_text(&dup_mm_text))
+		ksft_exit_skip(NO_DUP_MM);
 	ksft_set_plan(5 + NR_COUNTERS + (in_memcg ? NR_MEMCG_COUNTS : 0));
 
 	for (i = 0; i < NR_MAPPINGS; i++) {

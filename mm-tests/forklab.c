@@ -516,7 +516,7 @@ const char *memcg_missing(void)
 	return NULL;
 }
 
-void find_text(struct text_range *range)
+bool lookup_text(struct text_range *range)
 {
 	unsigned long long addr, start = 0, end = ~0ULL;
 	char type, name[256], line[512];
@@ -542,11 +542,19 @@ void find_text(struct text_range *range)
 			end = addr;
 	fclose(f);
 	if (!start || end == ~0ULL)
-		ksft_exit_fail_msg("no %s in /proc/kallsyms (CONFIG_KALLSYMS)\n",
-				   range->names[0]);
+		return false;
 	snprintf(range->start, sizeof(range->start), "%llu", start);
 	snprintf(range->end, sizeof(range->end), "%llu", end);
-	ksft_print_msg("%s: [0x%llx, 0x%llx)\n", range->found, start, end);
+	return true;
+}
+
+void find_text(struct text_range *range)
+{
+	if (!lookup_text(range))
+		ksft_exit_fail_msg("no %s in /proc/kallsyms (CONFIG_KALLSYMS)\n",
+				   range->names[0]);
+	ksft_print_msg("%s: [0x%llx, 0x%llx)\n", range->found,
+		       strtoull(range->start, NULL, 10), strtoull(range->end, NULL, 10));
 }
 
 void ksm_knob(const char *name, const char *value)

@@ -334,8 +334,12 @@ struct text_range {
 
 /*
  * Fill @range from /proc/kallsyms: the function's address up to the next
- * text symbol's (its .cold part, elsewhere, makes no allocation).
+ * text symbol's (its .cold part, elsewhere, makes no allocation). false
+ * when no name of it is a symbol there (a static function inlined).
  */
+bool lookup_text(struct text_range *range);
+
+/* lookup_text(), or fail the program naming the function. */
 void find_text(struct text_range *range);
 
 void ksm_knob(const char *name, const char *value);

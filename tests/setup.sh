@@ -160,6 +160,25 @@ prepare_tree_rejects_other_versions() {
 	[ ! -e "$scratch/build/src/linux" ] || fail "it wrote a tree"
 }
 
+# SERIES=none: the tree as it is, of any version, below build/unpatched:
+# not a byte of the series or of kunit/, and the patched tree apart.
+t prepare_tree_series_none
+prepare_tree_series_none() {
+	user_tree
+	SERIES=sometimes KERNEL_SRC=$scratch/user expect_exit 1 prepare &&
+	one_line_stderr && expect_in 'want SERIES=none' "$scratch/stderr" &&
+	[ ! -e "$scratch/build/unpatched" ] || fail "a bad SERIES wrote a tree"
+	KERNEL_SRC=$scratch/user expect_exit 0 prepare || return 1
+	sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 6/' "$scratch/user/Makefile"
+	SERIES=none KERNEL_SRC=$scratch/user expect_exit 0 prepare &&
+	expect_in 'is Linux 6.6.117, built without the series' "$scratch/stdout" &&
+	expect_in 'ready: Linux 6.6.117, 0 patches' "$scratch/stdout" || return 1
+	diff -r "$scratch/user" "$scratch/build/unpatched/src/linux" > "$scratch/diff" ||
+		fail "the unpatched tree differs from the source: $(head -n 3 "$scratch/diff")"
+	grep -q '^VISIBLE_IF_KUNIT bool$' "$scratch/build/src/linux/mm/memory.c" ||
+		fail "the patched tree lost its patch"
+}
+
 t prepare_tree_rejects_missing_tarball
 prepare_tree_rejects_missing_tarball() {
 	rm -rf "$scratch/build"

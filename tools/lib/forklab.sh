@@ -66,7 +66,7 @@ declare -A table_tree_package=() table_tree_patches=() table_tree_build=() \
 	table_target_kunit_args=() table_target_cold_ccache=() table_target_make=() \
 	table_target_guest=() table_target_launch=() table_target_root_args=() \
 	table_target_host_root_args=() table_target_swap_dev=() table_target_swap_args=() \
-	table_target_initrd_args=() table_binary_package=() table_binary_flavours=() \
+	table_target_initrd_args=() table_target_unpatched=() table_binary_package=() table_binary_flavours=() \
 	table_binary_target=() table_binary_modules=() table_binary_build=() table_binary_tree=() \
 	table_header_values=() table_header_default=() table_header_once=()
 table_decl=$(python_tool table shell) || exit 1
@@ -101,6 +101,19 @@ else
 fi
 kernel_patches=$here/${table_tree_patches[$kernel_line]}
 build=$build${table_tree_build[$kernel_line]:+/${table_tree_build[$kernel_line]}}
+# SERIES=none: the tree as it is, without forklab's series and suites
+# (Debian's source as Debian builds it, or a KERNEL_SRC of any version):
+# forklab's config, the user-space suite and the museum's reproducers
+# only, everything below $build/unpatched. kernel_series is none or ''.
+kernel_series=${SERIES:-}
+case "$kernel_series" in
+'') ;;
+none)
+	[ -z "$kernel_binary" ] ||
+		die "SERIES=none builds a tree; KERNEL=$kernel_binary is a binary kernel, not built here"
+	build=$build/unpatched ;;
+*) die "SERIES=$kernel_series: want SERIES=none (the tree without forklab's series) or no SERIES" ;;
+esac
 kernel_package=${table_tree_package[$kernel_line]}
 kernel_tarball=/usr/src/$kernel_package.tar.xz
 tree=$build/src/linux
@@ -190,6 +203,11 @@ unset t
 #   target_initrd      the initramfs a binary kernel boots with (KERNEL=
 #                      naming one: then target_image, target_res and
 #                      target_suffix are the binary's, and no gate)
+#   target_kunit       1 when the kernel has forklab's KUnit suites (not a
+#                      binary kernel's, nor a tree's without the series)
+#   target_suite       what the names of its suites add to kunit and
+#                      mm-tests: tree_suffix, then target_suffix
+#                      (-6.1-x86_64), or the binary's (-debian)
 # and target_arch, target_suffix, target_gcov, target_mem,
 # target_emulator, target_kernel_args, target_gigantic_args, target_guest,
 # target_swap_dev, target_cold_ccache and target_make as the table has them.
@@ -251,6 +269,18 @@ target() {
 	target_cold_ccache=${table_target_cold_ccache[$name]}
 	target_make=${table_target_make[$name]}
 	target_initrd=
+	target_kunit=1
+	target_suite=$(tree_suffix "$kernel_line" "$kernel_series")$target_suffix
+	if [ "$kernel_series" = none ]; then
+		# The tree without the series: no KUnit suites (the series
+		# wires them in), no coverage gate (its spec is the series').
+		[ "${table_target_unpatched[$name]}" = 1 ] ||
+			die "SERIES=none builds $(for t in $forklab_targets; do
+				[ "${table_target_unpatched[$t]}" = 0 ] || echo "ARCH=${table_target_arch[$t]}"
+			done | paste -sd ' ' -) only: ${table_target_guest[$name]} needs the series (configs/forklab.toml, unpatched)"
+		target_gate='' target_kunit=''
+		target_make="make check ARCH=$arch SERIES=none"
+	fi
 	[ -n "$kernel_binary" ] || return 0
 	# A binary kernel: its image and initramfs from tools/setup/
 	# binary-kernel, its results of its own, no coverage.
@@ -260,8 +290,31 @@ target() {
 	target_initrd=$top_build/${table_binary_build[$kernel_binary]}/initrd.cpio
 	target_res=$(binary_res "$kernel_binary")
 	target_suffix=-$kernel_binary
-	target_gate=
+	target_suite=$target_suffix
+	target_gate='' target_kunit=''
 	target_make="make check KERNEL=$kernel_binary"
+}
+
+# kernel_ran: the kernel the target boots, as a live bug's line names it
+# (the results model reads it from a 'kernel' file beside a log): a binary
+# kernel's package and version (tools/setup/binary-kernel's package
+# file), a tree's without the series by its version and source (the
+# Debian package its tarball came from, or KERNEL_SRC); nothing for
+# forklab's own kernels.
+kernel_ran() {
+	local from
+
+	if [ -n "$kernel_binary" ]; then
+		cat "${target_image%/*}/package" 2> /dev/null ||
+			die "${target_image%/*}/package: not written by tools/setup/binary-kernel"
+	elif [ "$kernel_series" = none ]; then
+		from=$(head -n 1 "$build/src/linux.from" 2> /dev/null) || from=
+		case "$from" in
+		tarball*) from="$kernel_package $(dpkg-query -W -f='${Version}' "$kernel_package" 2> /dev/null)" ;;
+		*) from=${from#* } ;;
+		esac
+		echo "Linux $(kernel_version "$tree") without forklab's series (${from:-source unknown})"
+	fi
 }
 
 # binary_res BINARY: where a binary kernel's results go.
@@ -269,15 +322,29 @@ binary_res() {
 	echo "$top_build/$1"
 }
 
-# target_on_tree TREE ARCH SANITIZE: target ARCH SANITIZE on the tree
-# TREE, whatever KERNEL= names (its paths below BUILD's, as a run with
-# KERNEL=TREE has them).
+# target_on_tree TREE ARCH SANITIZE [SERIES]: target ARCH SANITIZE on the
+# tree TREE (SERIES=none: unpatched), whatever KERNEL= and SERIES= name
+# (its paths below BUILD's, as a run with KERNEL=TREE has them).
 target_on_tree() {
 	local kernel_line=$1 build=${BUILD:-$here/build} tree kernel_binary=
+	local kernel_series=${4:-}
 
 	build=$build${table_tree_build[$1]:+/${table_tree_build[$1]}}
+	[ -z "$kernel_series" ] || build=$build/unpatched
 	tree=$build/src/linux
 	target "$2" "$3"
+}
+
+# tree_suffix TREE [SERIES]: what the names of a tree's suites add: ''
+# for the first tree with its series, -6.1 for another, -6.12-unpatched
+# and -6.1-unpatched for a tree without it (SERIES=none); the target's
+# suffix follows (mm-tests-6.1-x86_64).
+tree_suffix() {
+	if [ "${2:-}" = none ]; then
+		echo "-$1-unpatched"
+	elif [ "$1" != "${forklab_trees%% *}" ]; then
+		echo "-$1"
+	fi
 }
 
 # VERSION.PATCHLEVEL.SUBLEVEL from the top Makefile. (Not 'make
@@ -339,8 +406,9 @@ target_of_runner() {
 
 	for t in "${targets[@]}"; do
 		# Each target as built here, then the one found as KERNEL=
-		# has it (a binary kernel's boots on its own target only).
-		kernel_binary='' target "${t% *}" "${t#* }"
+		# and SERIES= have it (a binary kernel's boots on its own
+		# target only, a tree without the series on x86_64).
+		kernel_binary='' kernel_series='' target "${t% *}" "${t#* }"
 		[ "${target_runner##*/}" != "$1" ] || { target "${t% *}" "${t#* }"; return 0; }
 	done
 	die "no target boots with $1"
@@ -398,7 +466,9 @@ run_reproducer() {
 
 	read -r -a words <<< "$(reproducer "$1")"
 	cmdline=$(sed -n 's/^Reproducer-cmdline: *//p' "$1" | head -n 1)
+	# A binary kernel boots with its initramfs (KERNEL=debian).
 	"${RUN_GUEST:-$target_runner}" --kernel "$2" --cmdline "$cmdline" \
+		${target_initrd:+--initrd "$target_initrd"} \
 		"$(reproducer_program "${words[0]}")" "${words[@]:1}" > "$3" 2>&1
 }
 

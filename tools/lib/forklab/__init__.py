@@ -38,8 +38,10 @@ class ArgumentParser(argparse.ArgumentParser):
 		die(self.prog, f'{message} (see --help)', BAD_INPUT)
 
 
-def _target(prog, args, tree):
-	env = dict(os.environ, KERNEL=tree) if tree else os.environ
+def _target(prog, args, tree, series=None):
+	env = dict(os.environ, KERNEL=tree) if tree else dict(os.environ)
+	if series is not None:
+		env['SERIES'] = series
 	out = subprocess.run([os.path.join(HERE, 'tools/lib/target'), *args],
 			     capture_output=True, text=True, env=env)
 	if out.returncode:
@@ -47,13 +49,14 @@ def _target(prog, args, tree):
 	return out.stdout
 
 
-def target(prog, arch=None, sanitize=None, tree=None):
+def target(prog, arch=None, sanitize=None, tree=None, series=None):
 	"""{field: value} of a target (default: the ARCH and SANITIZE of the
-	environment) on a tree (default: KERNEL's)."""
+	environment) on a tree (default: KERNEL's), with its series or
+	without (series 'none'; default: SERIES's)."""
 	arch = arch or os.environ.get('ARCH') or _target(prog, ['--arch'], tree).strip()
 	sanitize = sanitize or os.environ.get('SANITIZE', '0')
 	return dict(line.split('=', 1) for line in
-		    _target(prog, [arch, sanitize], tree).splitlines() if '=' in line)
+		    _target(prog, [arch, sanitize], tree, series).splitlines() if '=' in line)
 
 
 def targets(prog, tree=None):

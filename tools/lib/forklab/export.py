@@ -176,9 +176,9 @@ def unique(name, seen, sep=' #'):
 
 def tree_checkout(t, kernel):
 	"""KCIDB's checkout and build of a kernel built here: the tree's
-	version and the series' hash."""
+	version and the series' hash (none: SERIES=none)."""
 	version = forklab.tree_version(t['tree']) or '0.0.0'
-	series = series_hash(kernel)
+	series = series_hash(kernel) if t['kunit'] else ''
 	checkout_id = f'{ORIGIN}:linux-{version}-{series[:12] or "noseries"}'
 	# The checkout is valid when prepare-tree finished it: it writes
 	# the tree's stamp last, after every patch applied, and removes it
@@ -245,12 +245,12 @@ def main():
 			expectations = results.load_expectations(expect, HERE)
 		except results.ResultsError as e:
 			forklab.die(PROG, str(e))
-	suffix = ('' if kernel == table.trees()[0] else f'-{kernel}') + t['suffix']
-	suites = SUITES
+	suffix = t['suite']
+	# A binary kernel (KERNEL=debian) and a tree without the series have
+	# no KUnit suites of forklab's.
+	suites = SUITES if t['kunit'] else [s for s in SUITES if s[0] != 'kunit']
 	if t['initrd']:
-		# A binary kernel (KERNEL=debian): its package is the checkout
-		# and the build; its config has no KUnit.
-		suffix, suites = t['suffix'], [s for s in SUITES if s[0] != 'kunit']
+		# A binary kernel: its package is the checkout and the build.
 		checkout, build = binary_checkout(t)
 	else:
 		checkout, build = tree_checkout(t, kernel)

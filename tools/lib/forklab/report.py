@@ -34,10 +34,20 @@ MTE_VERSION = '3.9.0'
 
 
 def targets():
-	"""[(tree, name, ARCH, SANITIZE, fields)] of every target and tree."""
-	return [(tree, name, arch, sanitize, forklab.target(PROG, arch, sanitize, tree))
-		for tree in table.trees()
-		for name, arch, sanitize in forklab.targets(PROG, tree)]
+	"""[(tree, series, name, ARCH, SANITIZE, fields)] of every target and
+	tree, and of each tree without its series (series 'none') on the
+	targets that build one."""
+	out = []
+	for tree in table.trees():
+		for name, arch, sanitize in forklab.targets(PROG, tree):
+			out.append((tree, '', name, arch, sanitize,
+				    forklab.target(PROG, arch, sanitize, tree, '')))
+		for t in table.load()['targets']:
+			if t['unpatched']:
+				arch, sanitize = t['arch'], str(t['sanitize'])
+				out.append((tree, 'none', t['name'], arch, sanitize,
+					    forklab.target(PROG, arch, sanitize, tree, 'none')))
+	return out
 
 
 def bundle(build):
@@ -61,7 +71,7 @@ def e(text):
 	return html.escape(str(text))
 
 
-def export_if_stale(tree, arch, sanitize, res):
+def export_if_stale(tree, series, arch, sanitize, res):
 	"""Write the target's junit.xml and kcidb.json again (judge/export:
 	the results model's verdicts) when a suite's log is newer than its
 	junit.xml: after a make test, not the verdicts of an earlier make
@@ -71,12 +81,12 @@ def export_if_stale(tree, arch, sanitize, res):
 	junit = os.path.join(res, 'junit.xml')
 	if newest is None or (os.path.isfile(junit) and os.path.getmtime(junit) >= newest):
 		return
-	env = dict(os.environ, ARCH=arch, SANITIZE=sanitize, KERNEL=tree)
+	env = dict(os.environ, ARCH=arch, SANITIZE=sanitize, KERNEL=tree, SERIES=series)
 	# Its error line is on stderr; the page must not show the older run.
 	if subprocess.run([os.path.join(HERE, 'tools/judge/export')], env=env,
 			  stdout=subprocess.DEVNULL).returncode:
 		forklab.die(PROG, f'{res}: judge/export (ARCH={arch} SANITIZE={sanitize} '
-			    f'KERNEL={tree}) failed: no page of older results')
+			    f'KERNEL={tree} SERIES={series}) failed: no page of older results')
 
 
 def results_section(res, title):
@@ -185,10 +195,10 @@ def main():
 	os.makedirs(report_dir, exist_ok=True)
 	results, coverage, mutants = [], [], []
 	js = None
-	for n, (tree, name, arch, sanitize, t) in enumerate(targets()):
-		title = f'{name}, Linux {tree}'
+	for n, (tree, series, name, arch, sanitize, t) in enumerate(targets()):
+		title = f'{name}, Linux {tree}' + (' without the series' if series else '')
 		res = t['res']
-		export_if_stale(tree, arch, sanitize, res)
+		export_if_stale(tree, series, arch, sanitize, res)
 		r = results_section(res, title)
 		if r:
 			results.append(r)

@@ -23,7 +23,8 @@ suite. A row's verdict is one of
   UNLISTED         it passed, and the expectations do not list it
   LIVE BUG         it failed, and the expectations list it as a bug the
                    kernel that ran has ('ROW # LIVE WHY': a distribution's
-                   binary kernel without an upstream fix); the run's
+                   binary kernel, or a tree built without forklab's
+                   series, lacking an upstream fix); the run's
                    'kernel' file, beside its log, names that kernel
 
 PASS, SKIP and LIVE BUG are as expected; every other verdict fails the

@@ -35,7 +35,7 @@ TARGET_FIELDS = ('name', 'arch', 'sanitize', 'suffix', 'obj', 'image', 'res', 'k
 		 'kconfig_add', 'gate', 'gcov', 'runner', 'mem', 'jobs_extra',
 		 'emulator', 'emulator_args', 'kernel_args', 'gigantic_args', 'kunit_args',
 		 'guest', 'launch', 'root_args', 'host_root_args', 'swap_dev', 'swap_args',
-		 'initrd_args', 'cold_ccache', 'make')
+		 'initrd_args', 'unpatched', 'cold_ccache', 'make')
 BINARY_FIELDS = ('name', 'package', 'flavours', 'tree', 'target', 'modules', 'build')
 CI_WHERE = ('here', 'matrix', 'both')
 
