@@ -331,6 +331,34 @@ museum_runs_the_other_trees_reproducers() {
 		fail "an exhibit was left applied"
 }
 
+# On a kernel without forklab's series (SERIES=none) nothing is reverted:
+# each reproducer of the target, every tree's, boots on the kernel as it
+# is; one that fails is a live bug of that kernel, listed in MUSEUM.md
+# with the kernel as the run named it, and the run still passes.
+t museum_runs_reproducers_without_the_series
+museum_runs_reproducers_without_the_series() {
+	local dir=$scratch/museum-x86_64 res=$scratch/build/unpatched/x86_64 p
+	rm -rf "$scratch/build" "$dir"
+	mkdir -p "$dir" "$res/kernel/arch/x86/boot" "$scratch/build/unpatched/src" &&
+	cp -a "$fixtures/tree" "$scratch/build/unpatched/src/linux" &&
+	echo "dir /src/as-is" > "$scratch/build/unpatched/src/linux.from" &&
+	echo PASS > "$res/kernel/arch/x86/boot/bzImage" || return 1
+	for p in "$fixtures"/museum/0[1457]-*.patch; do
+		sed '/^Targets:/d; 1a Targets: x86_64' "$p" > "$dir/${p##*/}" || return 1
+	done
+	SERIES=none ARCH=x86_64 RUN_GUEST=$fixtures/fake-guest MUSEUM_REPORT=$scratch/MUSEUM.md \
+		BUILD=$scratch/build MUSEUM=$dir expect_exit 0 "$here/tools/run/museum" &&
+	expect_in "1 of 4 reproducers show their bug on Linux 6.12.117 without forklab's series (/src/as-is)" \
+		"$scratch/stdout" &&
+	expect_in '^05-skips	skip	' "$res/museum/clean.tsv" &&
+	expect_in '^07-6.1-only	0	' "$res/museum/clean.tsv" &&
+	expect_in "^- \[04-fails-unmodified\](#04-fails-unmodified) (.*) on Linux 6.12.117 without forklab's series (/src/as-is): exit 1: not ok 1 fake: fails everywhere" \
+		"$scratch/MUSEUM.md" || return 1
+	! grep -q '^- \[0[157]' "$scratch/MUSEUM.md" ||
+		fail "a clean or skipped reproducer listed as a live bug"
+	[ ! -e "$res/museum/results.tsv" ] || fail "an exhibit was reverted on a tree without the series"
+}
+
 # A Targets: line naming no target is an error, not a patch that runs
 # nowhere.
 t museum_rejects_unknown_target

@@ -4,9 +4,13 @@ exhibits' own headers (museum/*.patch, docs/museum.md) and the last
 'make museum' of each target on each tree (RES/museum/results.tsv and
 clean.tsv, RES as tools/lib/target says for each tree KERNEL= names): a row
 per exhibit, target and tree it is reverted on, a column per tree for
-its reproducer on that tree's unmodified kernel. What a target's last
-run did not reach says "not run"; results are those of the last run,
-whatever the exhibits said then.
+its reproducer on forklab's kernel of that tree, and a column per
+kernel without forklab's series (each tree's source built with
+SERIES=none, each binary kernel: their last 'make museum'), named as
+that run named the kernel. "Live bugs" lists the reproducers that fail
+on those kernels. What a target's last run did not reach says "not
+run"; results are those of the last run, whatever the exhibits said
+then.
 
 Exit status 0; 1 with one error line if an exhibit's header is not whole.
 """
@@ -82,7 +86,7 @@ def tree_version(tree, runs_dirs):
 				return f.read().strip()
 		except OSError:
 			pass
-	return forklab.tree_version(forklab.target(PROG, 'um', '0', tree)['tree']) or tree
+	return forklab.tree_version(forklab.target(PROG, 'um', '0', tree, '')['tree']) or tree
 
 
 def unmodified(clean, name, reverted_there):
@@ -96,6 +100,48 @@ def unmodified(clean, name, reverted_there):
 	if status in ('skip', 'none') and not reverted_there:
 		return line
 	return f'FAILS: {line}'
+
+
+def without_series(trees):
+	"""[(name, target, museum directory)] of the kernels forklab runs
+	without its series: each tree's source built as it is (SERIES=none)
+	on each target that builds one, then each binary kernel; name is
+	what the kernel's last run wrote (RES/museum/version), else what
+	would run."""
+	tab = table.load()
+	runs = []
+	for tree in trees:
+		for t in tab['targets']:
+			if t['unpatched']:
+				res = forklab.target(PROG, t['arch'], str(t['sanitize']), tree, 'none')['res']
+				runs.append((f'Linux {tree} without the series', t['name'],
+					     os.path.join(res, 'museum')))
+	for b in tab.get('binaries', []):
+		arch = next(t['arch'] for t in tab['targets'] if t['name'] == b['target'])
+		res = forklab.target(PROG, arch, '0', b['name'], '')['res']
+		runs.append((b['name'], b['target'], os.path.join(res, 'museum')))
+	out = []
+	for name, target, d in runs:
+		try:
+			with open(os.path.join(d, 'version')) as f:
+				name = f.read().strip() or name
+		except OSError:
+			pass
+		out.append((name, target, tsv(os.path.join(d, 'clean.tsv'))))
+	return out
+
+
+def as_is(clean, name):
+	"""The cell of a reproducer on a kernel without the series: a
+	failure is a live bug of that kernel."""
+	if name not in clean:
+		return 'not run'
+	status, line = (clean[name] + ['', ''])[:2]
+	if status == '0':
+		return 'clean'
+	if status in ('skip', 'none'):
+		return line
+	return f'LIVE BUG: {line}'
 
 
 def cell(text):
@@ -112,11 +158,12 @@ def main():
 	runs, dirs = {}, {tree: [] for tree in TREES}
 	for tree in TREES:
 		for name, arch, sanitize in forklab.targets(PROG, tree):
-			d = os.path.join(forklab.target(PROG, arch, sanitize, tree)['res'], 'museum')
+			d = os.path.join(forklab.target(PROG, arch, sanitize, tree, '')['res'], 'museum')
 			dirs[tree].append(d)
 			runs[name, tree] = (tsv(os.path.join(d, 'results.tsv')),
 					    tsv(os.path.join(d, 'clean.tsv')))
 	versions = {tree: tree_version(tree, dirs[tree]) for tree in TREES}
+	plain = without_series(TREES)
 
 	v = versions
 	out = ['# The museum of real fork bugs', '',
@@ -130,16 +177,22 @@ def main():
 	       '(the row the exhibit names must be among them); "shown" is what the',
 	       'reproducer printed there; the last two columns are the same program',
 	       'on forklab\'s own kernel of each tree, whatever the tree the exhibit',
-	       'is reversed on: a failure there is a bug that tree still has. How to',
+	       'is reversed on: a failure there is a bug that tree still has. The',
+	       'columns after them are the reproducer on kernels without forklab\'s',
+	       'series, named as they ran: each tree\'s source built as it is',
+	       '(`make museum ARCH=x86_64 SERIES=none`, with `KERNEL=` each tree)',
+	       'and Debian\'s binary kernel (`make museum KERNEL=debian`); a failure',
+	       'there is a live bug of that kernel ([Live bugs](#live-bugs)). How to',
 	       'add one: [museum.md](museum.md).', '',
 	       f'Generated {datetime.date.today().isoformat()}.', '',
 	       # Named for the kernels that ran: forklab's, with its series
 	       # (backports included), not an unmodified Debian kernel.
 	       '| exhibit | upstream fix | year | CVE | target | tree | caught by | reproducer shows | '
-	       + ''.join(f'forklab {v[t]} | ' for t in TREES) + 's |',
+	       + ''.join(f'forklab {v[t]} | ' for t in TREES)
+	       + ''.join(f'{cell(name)} | ' for name, _, _ in plain) + 's |',
 	       '|---------|--------------|------|-----|--------|------|-----------|------------------|'
-	       + '------|' * len(TREES) + '---|']
-	details = []
+	       + '------|' * (len(TREES) + len(plain)) + '---|']
+	details, live = [], []
 	for path in exhibits:
 		name = os.path.basename(path)[:-len('.patch')]
 		f, text = header(path)
@@ -165,7 +218,14 @@ def main():
 					secs, caught, shows = '', 'not run', 'not run'
 				out.append(f'| [{name}](#{name}) | {cell(fixes)} | {f["Year"]} | {f["CVE"]} | {arch} | '
 					   f'{versions[tree]} | {cell(caught)} | {cell(shows)} | '
-					   f'{cell(cleans[0])} | {cell(cleans[1])} | {secs} |')
+					   + ''.join(f'{cell(c)} | ' for c in cleans)
+					   + ''.join(f'{cell(as_is(clean, name) if target == arch else "n/a")} | '
+						     for _, target, clean in plain)
+					   + f'{secs} |')
+		for kernel, target, clean in plain:
+			if target in targets and as_is(clean, name).startswith('LIVE BUG'):
+				live.append(f'- [{name}](#{name}) ({cell(fixes)}) on {kernel}: '
+					    f'{cell(clean[name][1])}')
 		details += [f'### {name}', '', f'{f["Exhibit"]}', '']
 		details += [f'- Fix: {fx}' for fx in f['Fix']]
 		details += [f'- CVE: {f["CVE"]}', f'- Report: {f["Report"]}',
@@ -183,6 +243,18 @@ def main():
 		if text:
 			details += ['', text]
 		details += ['']
+	out += ['', '## Live bugs', '',
+		'The reproducers that failed on a kernel without forklab\'s series in',
+		'its last run, with that kernel as the run named it: a bug the kernel',
+		'has. A later kernel with the fix leaves this list by itself.', '']
+	ran = [kernel for kernel, _, clean in plain if clean]
+	if live:
+		out += live
+	elif ran:
+		out += [f'None: every reproducer was clean or skipped on {", ".join(ran)}.']
+	else:
+		out += ['None known: no kernel without forklab\'s series has run the',
+			'reproducers yet.']
 	out += ['']
 	out += ['## The exhibits', ''] + details
 	print('\n'.join(out).rstrip('\n'))
