@@ -30,6 +30,14 @@
  *      unprivileged uid must get EPERM from UFFDIO_API, as since
  *      3c1c24d91ffd (a fork event's read() installs a new fd in the
  *      reader's file table); a kernel without the check accepts it.
+ *   4. while a fork waits for its event (U's mmap_changing raised, from
+ *      dup_userfaultfd() until the event is read), each ioctl that
+ *      fills U's memory fails with EAGAIN and writes -EAGAIN to its
+ *      output field (.copy, .zeropage, .mapped, .updated, .move), as
+ *      since 95567729173e: a kernel without it (6.1.192) returns EAGAIN
+ *      and leaves the field as the caller left it, so a monitor that
+ *      reads the field (as the ABI says it may) takes garbage for a
+ *      count of bytes done. One row per ioctl; each forks once.
  *
  * The monitor is a thread: fork() waits in dup_userfaultfd_complete()
  * until someone reads the fork event, so the forking thread cannot. It
@@ -42,6 +50,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -52,7 +61,10 @@
 #define RANGES		2
 #define CHILD_ALARM	10	/* s: a fault no one serves ends the child */
 #define MONITOR_WAIT	10000	/* ms */
+#define POLL_STEP	20	/* ms */
 #define NOBODY		65534
+/* what the caller leaves in an ioctl's output field: neither -EAGAIN nor a count */
+#define UNWRITTEN	0x5a5a5a5a5a5a5a5aLL
 
 static uint32_t test_id;
 
@@ -315,12 +327,186 @@ static void event_fork_needs_ptrace(void)
 			 "without CAP_SYS_PTRACE UFFD_FEATURE_EVENT_FORK is refused\n");
 }
 
+/*
+ * The ioctls of row 4, each with the offset of its output field. Those a
+ * tree's uapi headers lack (6.1: UFFDIO_POISON came in 6.6, UFFDIO_MOVE
+ * in 6.8) skip.
+ */
+union uffdio_arg {
+	struct uffdio_copy copy;
+	struct uffdio_zeropage zeropage;
+	struct uffdio_continue cont;
+#ifdef UFFDIO_POISON
+	struct uffdio_poison poison;
+#endif
+#ifdef UFFDIO_MOVE
+	struct uffdio_move move;
+#endif
+};
+
+struct fill_ioctl {
+	const char *name;
+	unsigned long cmd;	/* 0: not in this tree's headers */
+	size_t field;		/* offset of the __s64 it must write */
+	const char *field_name;
+};
+
+#define FILL_IOCTL(_cmd, _member, _field) \
+	{ #_cmd, _cmd, offsetof(union uffdio_arg, _member._field), "." #_field }
+
+static const struct fill_ioctl fill_ioctls[] = {
+	FILL_IOCTL(UFFDIO_COPY, copy, copy),
+	FILL_IOCTL(UFFDIO_ZEROPAGE, zeropage, zeropage),
+	FILL_IOCTL(UFFDIO_CONTINUE, cont, mapped),
+#ifdef UFFDIO_POISON
+	FILL_IOCTL(UFFDIO_POISON, poison, updated),
+#else
+	{ "UFFDIO_POISON", 0, 0, ".updated" },
+#endif
+#ifdef UFFDIO_MOVE
+	FILL_IOCTL(UFFDIO_MOVE, move, move),
+#else
+	{ "UFFDIO_MOVE", 0, 0, ".move" },
+#endif
+};
+
+struct waiting_fork {
+	pid_t pid;
+	int err;
+	bool returned;		/* fork() returned in the parent */
+};
+
+/* A second thread's fork(): it returns once the main thread reads U. */
+static void *fork_and_reap(void *arg)
+{
+	struct waiting_fork *wf = arg;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	__atomic_store_n(&wf->returned, true, __ATOMIC_RELEASE);
+	wf->pid = pid;
+	if (pid < 0)
+		wf->err = errno;
+	else if (wait_child(pid))
+		wf->err = ECHILD;
+	return NULL;
+}
+
+/*
+ * Read U's fork events until the fork returns, at most MONITOR_WAIT ms:
+ * how many came. A kernel that sends more than one (a context per vma)
+ * would keep the fork waiting for the next; one whose fork never returns
+ * ends the program here, by name, not at the runner's timeout.
+ */
+static int read_fork_events(int uffd, struct waiting_fork *wf, const char *name)
+{
+	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	struct uffd_msg msg;
+	int waited, events = 0;
+
+	for (waited = 0; !__atomic_load_n(&wf->returned, __ATOMIC_ACQUIRE);
+	     waited += POLL_STEP) {
+		if (waited >= MONITOR_WAIT)
+			ksft_exit_fail_msg("%s: the fork did not return within %d ms of its events\n",
+					   name, MONITOR_WAIT);
+		if (poll(&pfd, 1, POLL_STEP) != 1 ||
+		    read(uffd, &msg, sizeof(msg)) != sizeof(msg))
+			continue;
+		if (msg.event == UFFD_EVENT_FORK) {
+			events++;
+			close(msg.arg.fork.ufd);
+		}
+	}
+	return events;
+}
+
+/*
+ * @fi on U while a fork waits for its event: 0 when it failed with
+ * EAGAIN and wrote -EAGAIN; else says what it did.
+ */
+static int fill_while_forking(const struct fill_ioctl *fi)
+{
+	int uffd = new_uffd(UFFD_FEATURE_EVENT_FORK), ret, err, events;
+	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	struct waiting_fork wf = { 0 };
+	union uffdio_arg arg;
+	int64_t *field = (int64_t *)((char *)&arg + fi->field);
+	pthread_t thread;
+	uint8_t *p;
+	int bad = 1;
+
+	p = registered_ranges(uffd);
+	/*
+	 * A copy of a page into the first range: the others read what they
+	 * need of it. Each checks mmap_changing before its argument.
+	 */
+	memset(&arg, 0, sizeof(arg));
+	arg.copy.dst = (uintptr_t)p;
+	arg.copy.src = (uintptr_t)(p + range_offset(1));
+	arg.copy.len = page_size();
+	*field = UNWRITTEN;
+	fflush(stdout);
+	if (pthread_create(&thread, NULL, fork_and_reap, &wf))
+		ksft_exit_fail_msg("pthread_create failed\n");
+	/*
+	 * The event is queued after dup_userfaultfd() raised mmap_changing,
+	 * which stays raised until the forking thread, woken by the read
+	 * below, lowers it: the ioctl runs in between.
+	 */
+	if (poll(&pfd, 1, MONITOR_WAIT) != 1) {
+		ksft_print_msg("%s: no UFFD_EVENT_FORK on U within %d ms\n",
+			       fi->name, MONITOR_WAIT);
+	} else {
+		ret = ioctl(uffd, fi->cmd, &arg);
+		err = errno;
+		if (ret == 0 || err != EAGAIN)
+			ksft_print_msg("%s during a fork: %s, want EAGAIN\n", fi->name,
+				       ret ? strerror(err) : "done");
+		else if (*field != -EAGAIN)
+			ksft_print_msg("%s: EAGAIN, %s left %#llx (want -EAGAIN: 95567729173e)\n",
+				       fi->name, fi->field_name, (long long)*field);
+		else
+			bad = 0;
+	}
+	events = read_fork_events(uffd, &wf, fi->name);
+	pthread_join(thread, NULL);
+	if (events != 1) {
+		ksft_print_msg("%s: %d fork events, want 1\n", fi->name, events);
+		bad = 1;
+	}
+	if (wf.err) {
+		ksft_print_msg("%s: the waiting fork: %s\n", fi->name, strerror(wf.err));
+		bad = 1;
+	}
+	munmap(p, RANGES * (PAGES + 1) * page_size());
+	close(uffd);
+	return bad;
+}
+
+static void fill_during_fork(const struct fill_ioctl *fi)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s during a fork: EAGAIN, -EAGAIN in %s",
+		 fi->name, fi->field_name);
+	if (!fi->cmd) {
+		skip_named(name, "not in this kernel's uapi headers");
+		return;
+	}
+	ksft_test_result(!fill_while_forking(fi), "%s\n", name);
+}
+
 int main(void)
 {
+	size_t i;
+
 	ksft_print_header();
-	ksft_set_plan(3);
+	ksft_set_plan(3 + ARRAY_SIZE(fill_ioctls));
 	without_event_fork();
 	with_event_fork();
 	event_fork_needs_ptrace();
+	for (i = 0; i < ARRAY_SIZE(fill_ioctls); i++)
+		fill_during_fork(&fill_ioctls[i]);
 	ksft_finished();
 }
