@@ -38,6 +38,13 @@
  *      and leaves the field as the caller left it, so a monitor that
  *      reads the field (as the ABI says it may) takes garbage for a
  *      count of bytes done. One row per ioctl; each forks once.
+ *   9. a page poisoned with UFFDIO_POISON (no EVENT_FORK: the child's
+ *      vma is an ordinary one, its pte the marker fork copied): a load
+ *      of it gets SIGBUS in the parent, then in the child. A kernel that
+ *      does not copy the marker (before 7e3ce3f8d2d2, museum 05) lets
+ *      the child read zeros; UML without forklab's patches/0013 panics
+ *      at the parent's load (its fault handler BUG()s on
+ *      VM_FAULT_HWPOISON).
  *
  * The monitor is a thread: fork() waits in dup_userfaultfd_complete()
  * until someone reads the fork event, so the forking thread cannot. It
@@ -49,6 +56,7 @@
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
@@ -497,16 +505,84 @@ static void fill_during_fork(const struct fill_ioctl *fi)
 	ksft_test_result(!fill_while_forking(fi), "%s\n", name);
 }
 
+#ifdef UFFDIO_POISON
+static sigjmp_buf bus_error;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(bus_error, 1);
+}
+
+/* Does a load of @p get SIGBUS? */
+static bool load_gets_sigbus(const volatile uint8_t *p)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus };
+	bool got = false;
+
+	sigaction(SIGBUS, &sa, NULL);
+	if (sigsetjmp(bus_error, 1))
+		got = true;
+	else
+		(void)*p;
+	signal(SIGBUS, SIG_DFL);
+	return got;
+}
+
+static bool poisoned_loads_fault(void)
+{
+	int uffd = new_uffd(UFFD_FEATURE_POISON);
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_poison poison = { 0 };
+	size_t ps = page_size();
+	uint8_t *p = mmap(NULL, ps, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bool parent;
+	pid_t pid;
+
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	reg.range.start = poison.range.start = (uintptr_t)p;
+	reg.range.len = poison.range.len = ps;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg) || ioctl(uffd, UFFDIO_POISON, &poison))
+		ksft_exit_fail_msg("UFFDIO_REGISTER, UFFDIO_POISON: %s\n", strerror(errno));
+	parent = load_gets_sigbus(p);
+	if (!parent)
+		ksft_print_msg("parent: a load of the poisoned page did not fault\n");
+	pid = fork_or_fail();
+	if (pid == 0)
+		_exit(load_gets_sigbus(p) ? 0 : 1);
+	if (wait_child(pid)) {
+		ksft_print_msg("child: a load of the poisoned page did not fault (no marker?)\n");
+		parent = false;
+	}
+	munmap(p, ps);
+	close(uffd);
+	return parent;
+}
+#endif
+
+static void poisoned_page_after_fork(void)
+{
+	const char *name = "UFFDIO_POISON: a load of the poisoned page gets SIGBUS, in the parent and the child";
+
+#ifdef UFFDIO_POISON
+	ksft_test_result(poisoned_loads_fault(), "%s\n", name);
+#else
+	skip_named(name, "not in this kernel's uapi headers");
+#endif
+}
+
 int main(void)
 {
 	size_t i;
 
 	ksft_print_header();
-	ksft_set_plan(3 + ARRAY_SIZE(fill_ioctls));
+	ksft_set_plan(4 + ARRAY_SIZE(fill_ioctls));
 	without_event_fork();
 	with_event_fork();
 	event_fork_needs_ptrace();
 	for (i = 0; i < ARRAY_SIZE(fill_ioctls); i++)
 		fill_during_fork(&fill_ioctls[i]);
+	poisoned_page_after_fork();
 	ksft_finished();
 }
