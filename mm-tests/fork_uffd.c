@@ -37,10 +37,13 @@
  *      since 95567729173e: a kernel without it (6.1.192) returns EAGAIN
  *      and leaves the field as the caller left it, so a monitor that
  *      reads the field (as the ABI says it may) takes garbage for a
- *      count of bytes done. One row per ioctl; each forks once.
+ *      count of bytes done. One row per ioctl; each forks once. After
+ *      the fork a UFFDIO_COPY on U must work again: a kernel that left
+ *      mmap_changing raised would fail every later ioctl with EAGAIN.
  *   9. a page poisoned with UFFDIO_POISON (no EVENT_FORK: the child's
  *      vma is an ordinary one, its pte the marker fork copied): a load
- *      of it gets SIGBUS in the parent, then in the child. A kernel that
+ *      of it gets SIGBUS in the parent, then in the child, then in the
+ *      parent again. A kernel that
  *      does not copy the marker (before 7e3ce3f8d2d2, museum 05) lets
  *      the child read zeros; UML without forklab's patches/0013 panics
  *      at the parent's load (its fault handler BUG()s on
@@ -62,6 +65,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "mappings.h"
 
@@ -410,12 +414,16 @@ static void *fork_and_reap(void *arg)
 static int read_fork_events(int uffd, struct waiting_fork *wf, const char *name)
 {
 	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	struct timespec now, deadline;
 	struct uffd_msg msg;
-	int waited, events = 0;
+	int events = 0;
 
-	for (waited = 0; !__atomic_load_n(&wf->returned, __ATOMIC_ACQUIRE);
-	     waited += POLL_STEP) {
-		if (waited >= MONITOR_WAIT)
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += MONITOR_WAIT / 1000;
+	while (!__atomic_load_n(&wf->returned, __ATOMIC_ACQUIRE)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > deadline.tv_sec ||
+		    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
 			ksft_exit_fail_msg("%s: the fork did not return within %d ms of its events\n",
 					   name, MONITOR_WAIT);
 		if (poll(&pfd, 1, POLL_STEP) != 1 ||
@@ -430,8 +438,27 @@ static int read_fork_events(int uffd, struct waiting_fork *wf, const char *name)
 }
 
 /*
+ * After the fork: a UFFDIO_COPY into @dst works again (a kernel that left
+ * U's mmap_changing raised fails every later ioctl with EAGAIN).
+ */
+static bool copy_works_after_fork(int uffd, uint8_t *dst, const uint8_t *src)
+{
+	struct uffdio_copy copy = { .dst = (uintptr_t)dst, .src = (uintptr_t)src,
+				    .len = page_size(), .copy = UNWRITTEN };
+
+	if (ioctl(uffd, UFFDIO_COPY, &copy) || copy.copy != (int64_t)page_size()) {
+		ksft_print_msg("after the fork: UFFDIO_COPY on U: %s, .copy %lld (mmap_changing left raised?)\n",
+			       strerror(errno), (long long)copy.copy);
+		return false;
+	}
+	return true;
+}
+
+/*
  * @fi on U while a fork waits for its event: 0 when it failed with
- * EAGAIN and wrote -EAGAIN; else says what it did.
+ * EAGAIN and wrote -EAGAIN, and U works after the fork; else says what
+ * it did. Nothing is printed while the fork waits (glibc's fork() holds
+ * stdio's locks): what went wrong is kept in @why until it returned.
  */
 static int fill_while_forking(const struct fill_ioctl *fi)
 {
@@ -440,19 +467,30 @@ static int fill_while_forking(const struct fill_ioctl *fi)
 	struct waiting_fork wf = { 0 };
 	union uffdio_arg arg;
 	int64_t *field = (int64_t *)((char *)&arg + fi->field);
+	size_t ps = page_size();
+	char why[192] = "";
 	pthread_t thread;
-	uint8_t *p;
+	uint8_t *p, *src;
 	int bad = 1;
 
 	p = registered_ranges(uffd);
 	/*
-	 * A copy of a page into the first range: the others read what they
+	 * The source: a written page no uffd watches, so that a kernel that
+	 * lets the ioctl through copies it (or fails it), never faults on U,
+	 * which only this thread reads.
+	 */
+	src = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (src == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	memset(src, 0x5a, ps);
+	/*
+	 * A copy of @src into the first range: the others read what they
 	 * need of it. Each checks mmap_changing before its argument.
 	 */
 	memset(&arg, 0, sizeof(arg));
 	arg.copy.dst = (uintptr_t)p;
-	arg.copy.src = (uintptr_t)(p + range_offset(1));
-	arg.copy.len = page_size();
+	arg.copy.src = (uintptr_t)src;
+	arg.copy.len = ps;
 	*field = UNWRITTEN;
 	fflush(stdout);
 	if (pthread_create(&thread, NULL, fork_and_reap, &wf))
@@ -463,22 +501,24 @@ static int fill_while_forking(const struct fill_ioctl *fi)
 	 * below, lowers it: the ioctl runs in between.
 	 */
 	if (poll(&pfd, 1, MONITOR_WAIT) != 1) {
-		ksft_print_msg("%s: no UFFD_EVENT_FORK on U within %d ms\n",
-			       fi->name, MONITOR_WAIT);
+		snprintf(why, sizeof(why), "no UFFD_EVENT_FORK on U within %d ms",
+			 MONITOR_WAIT);
 	} else {
 		ret = ioctl(uffd, fi->cmd, &arg);
 		err = errno;
 		if (ret == 0 || err != EAGAIN)
-			ksft_print_msg("%s during a fork: %s, want EAGAIN\n", fi->name,
-				       ret ? strerror(err) : "done");
+			snprintf(why, sizeof(why), "during a fork: %s, want EAGAIN",
+				 ret ? strerror(err) : "done");
 		else if (*field != -EAGAIN)
-			ksft_print_msg("%s: EAGAIN, %s left %#llx (want -EAGAIN: 95567729173e)\n",
-				       fi->name, fi->field_name, (long long)*field);
+			snprintf(why, sizeof(why), "EAGAIN, %s left %#llx (want -EAGAIN: 95567729173e)",
+				 fi->field_name, (long long)*field);
 		else
 			bad = 0;
 	}
 	events = read_fork_events(uffd, &wf, fi->name);
 	pthread_join(thread, NULL);
+	if (why[0])
+		ksft_print_msg("%s: %s\n", fi->name, why);
 	if (events != 1) {
 		ksft_print_msg("%s: %d fork events, want 1\n", fi->name, events);
 		bad = 1;
@@ -487,7 +527,11 @@ static int fill_while_forking(const struct fill_ioctl *fi)
 		ksft_print_msg("%s: the waiting fork: %s\n", fi->name, strerror(wf.err));
 		bad = 1;
 	}
-	munmap(p, RANGES * (PAGES + 1) * page_size());
+	/* the first range's second page: the first may hold the copy */
+	if (!copy_works_after_fork(uffd, p + ps, src))
+		bad = 1;
+	munmap(src, ps);
+	munmap(p, RANGES * (PAGES + 1) * ps);
 	close(uffd);
 	return bad;
 }
@@ -553,6 +597,11 @@ static bool poisoned_loads_fault(void)
 		_exit(load_gets_sigbus(p) ? 0 : 1);
 	if (wait_child(pid)) {
 		ksft_print_msg("child: a load of the poisoned page did not fault (no marker?)\n");
+		parent = false;
+	}
+	/* fork must leave the parent's marker as it was */
+	if (!load_gets_sigbus(p)) {
+		ksft_print_msg("parent, after the fork: a load of the poisoned page did not fault\n");
 		parent = false;
 	}
 	munmap(p, ps);
