@@ -34,8 +34,6 @@
  * "ready" once it holds what it was handed, the parent acts (or reads),
  * then says "go"; the child's exit status is its verdict.
  */
-#include <setjmp.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
@@ -116,19 +114,6 @@ static void shm_attach_count(void)
 			 "SysV shm: shm_nattch counts the child's attach while it lives\n");
 }
 
-static sigjmp_buf bus_jmp;
-
-/* A load the compiler must make (the page may be gone: SIGBUS). */
-static uint8_t load(const uint8_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
-static void on_sigbus(int sig)
-{
-	siglongjmp(bus_jmp, 1);
-}
-
 /*
  * 3: truncate() after fork reaches the child's ptes of the file, which
  * it finds through the file's i_mmap tree. The parent reads every page
@@ -140,7 +125,6 @@ static void on_sigbus(int sig)
 static void truncate_reaches_child(void)
 {
 	size_t ps = page_size(), i, present;
-	struct sigaction sa = { .sa_handler = on_sigbus };
 	unsigned int sum = 0;
 	uint8_t *map;
 	struct lockstep ls;
@@ -152,7 +136,7 @@ static void truncate_reaches_child(void)
 	if (map == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
 	for (i = 0; i < PAGES; i++)
-		sum += load(map + i * ps);
+		sum += load_or_sigbus(map + i * ps);
 	map[0] = sum;
 	lockstep_init(&ls);
 	pid = fork_or_fail();
@@ -165,13 +149,13 @@ static void truncate_reaches_child(void)
 				       present, PAGES);
 			_exit(2);
 		}
-		sigaction(SIGBUS, &sa, NULL);
 		for (i = 1; i < PAGES; i++) {
-			if (sigsetjmp(bus_jmp, 1))
+			int byte = load_or_sigbus(map + i * ps);
+
+			if (byte < 0)
 				continue;	/* SIGBUS: the page is gone */
-			sum += load(map + i * ps);
-			ksft_print_msg("truncate: the child still reads page %zu (%u)\n",
-				       i, sum);
+			ksft_print_msg("truncate: the child still reads page %zu (%d)\n",
+				       i, byte);
 			_exit(1);
 		}
 		_exit(0);

@@ -59,7 +59,6 @@
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
@@ -550,28 +549,6 @@ static void fill_during_fork(const struct fill_ioctl *fi)
 }
 
 #ifdef UFFDIO_POISON
-static sigjmp_buf bus_error;
-
-static void on_sigbus(int sig)
-{
-	siglongjmp(bus_error, 1);
-}
-
-/* Does a load of @p get SIGBUS? */
-static bool load_gets_sigbus(const volatile uint8_t *p)
-{
-	struct sigaction sa = { .sa_handler = on_sigbus };
-	bool got = false;
-
-	sigaction(SIGBUS, &sa, NULL);
-	if (sigsetjmp(bus_error, 1))
-		got = true;
-	else
-		(void)*p;
-	signal(SIGBUS, SIG_DFL);
-	return got;
-}
-
 static bool poisoned_loads_fault(void)
 {
 	int uffd = new_uffd(UFFD_FEATURE_POISON);
@@ -589,18 +566,18 @@ static bool poisoned_loads_fault(void)
 	reg.range.len = poison.range.len = ps;
 	if (ioctl(uffd, UFFDIO_REGISTER, &reg) || ioctl(uffd, UFFDIO_POISON, &poison))
 		ksft_exit_fail_msg("UFFDIO_REGISTER, UFFDIO_POISON: %s\n", strerror(errno));
-	parent = load_gets_sigbus(p);
+	parent = load_or_sigbus(p) < 0;
 	if (!parent)
 		ksft_print_msg("parent: a load of the poisoned page did not fault\n");
 	pid = fork_or_fail();
 	if (pid == 0)
-		_exit(load_gets_sigbus(p) ? 0 : 1);
+		_exit(load_or_sigbus(p) < 0 ? 0 : 1);
 	if (wait_child(pid)) {
 		ksft_print_msg("child: a load of the poisoned page did not fault (no marker?)\n");
 		parent = false;
 	}
 	/* fork must leave the parent's marker as it was */
-	if (!load_gets_sigbus(p)) {
+	if (load_or_sigbus(p) >= 0) {
 		ksft_print_msg("parent, after the fork: a load of the poisoned page did not fault\n");
 		parent = false;
 	}

@@ -10,6 +10,9 @@
  * program (ksft_exit_fail_msg(), whose "# Totals" line then counts
  * nothing); skip_named(), which counts, stays in forklab.h.
  */
+#include <setjmp.h>
+#include <signal.h>
+
 #include "forklab.h"
 
 /*
@@ -225,6 +228,25 @@ size_t present_pages(const void *addr, size_t len)
 size_t swapped_pages(const void *addr, size_t len)
 {
 	return pagemap_count(addr, len, PM_SWAP);
+}
+
+static sigjmp_buf sigbus_jump;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(sigbus_jump, 1);
+}
+
+int load_or_sigbus(const void *p)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, old;
+	volatile int byte = -1;
+
+	sigaction(SIGBUS, &sa, &old);
+	if (!sigsetjmp(sigbus_jump, 1))
+		byte = __atomic_load_n((const uint8_t *)p, __ATOMIC_RELAXED);
+	sigaction(SIGBUS, &old, NULL);
+	return byte;
 }
 
 unsigned long page_pfn(const void *addr)

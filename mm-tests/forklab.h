@@ -163,6 +163,13 @@ size_t present_pages(const void *addr, size_t len);
 /* Swap ptes (and other non-present entries pagemap calls swapped). */
 size_t swapped_pages(const void *addr, size_t len);
 
+/*
+ * A load of the byte at @p that the compiler must make: the byte, or -1
+ * if it got SIGBUS (a page beyond EOF, a poisoned pte). The SIGBUS
+ * handler is this process's again when it returns.
+ */
+int load_or_sigbus(const void *p);
+
 /* The pfn mapping @addr in this process (root only), 0 if none. */
 unsigned long page_pfn(const void *addr);
 

@@ -27,8 +27,6 @@
  *      UML's page fault handler BUG()s on VM_FAULT_HWPOISON (exhibit 08).
  */
 #include <linux/userfaultfd.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -42,13 +40,6 @@
 #define PAGES		4
 #define WRITTEN		0	/* the page the parent writes */
 #define POISONED	1	/* the page it poisons */
-
-static sigjmp_buf jump;
-
-static void on_sigbus(int sig)
-{
-	siglongjmp(jump, 1);
-}
 
 /* A read of one page through GUP (process_vm_readv): 0, or the errno. */
 static int gup_read(const uint8_t *page, uint8_t *buf)
@@ -65,17 +56,6 @@ static bool marker_in_pagemap(const uint8_t *page)
 {
 	return swapped_pages(page, page_size()) == 1 &&
 	       present_pages(page, page_size()) == 0;
-}
-
-/* A load of @page: -1 if it got SIGBUS, else the byte it read. */
-static int load(const uint8_t *page)
-{
-	struct sigaction sa = { .sa_handler = on_sigbus };
-
-	sigaction(SIGBUS, &sa, NULL);
-	if (sigsetjmp(jump, 1))
-		return -1;
-	return *page;
 }
 
 static uint8_t *poisoned_range(void)
@@ -113,7 +93,7 @@ struct child_report {
 	bool marker;
 	int gup_err;
 	uint8_t first_byte;	/* what a GUP read found, if it found anything */
-	int load;		/* load() */
+	int load;		/* load_or_sigbus() */
 };
 
 int main(void)
@@ -141,7 +121,7 @@ int main(void)
 		memset(buf, 0xff, page_size());
 		r.gup_err = gup_read(page, buf);
 		r.first_byte = buf[0];
-		r.load = load(page);
+		r.load = load_or_sigbus(page);
 		_exit(write(fds[1], &r, sizeof(r)) != sizeof(r));
 	}
 	close(fds[1]);
