@@ -343,18 +343,23 @@ museum_runs_reproducers_without_the_series() {
 	cp -a "$fixtures/tree" "$scratch/build/unpatched/src/linux" &&
 	echo "dir /src/as-is" > "$scratch/build/unpatched/src/linux.from" &&
 	echo PASS > "$res/kernel/arch/x86/boot/bzImage" || return 1
-	for p in "$fixtures"/museum/0[1457]-*.patch; do
+	for p in "$fixtures"/museum/0[1457]-*.patch "$fixtures"/museum-rows/*.patch; do
 		sed '/^Targets:/d; 1a Targets: x86_64' "$p" > "$dir/${p##*/}" || return 1
 	done
 	SERIES=none ARCH=x86_64 RUN_GUEST=$fixtures/fake-guest MUSEUM_REPORT=$scratch/MUSEUM.md \
 		BUILD=$scratch/build MUSEUM=$dir expect_exit 0 "$here/tools/run/museum" &&
-	expect_in "1 of 4 reproducers show their bug on Linux 6.12.117 without forklab's series (/src/as-is)" \
+	expect_in "2 of 6 reproducers show their bug on Linux 6.12.117 without forklab's series (/src/as-is)" \
 		"$scratch/stdout" &&
 	expect_in '^05-skips	skip	' "$res/museum/clean.tsv" &&
+	# A program of many rows: its exhibit's row decides, and is the one
+	# shown (another exhibit's bug fails another row).
+	expect_in "^08-another-row	0	clean: 1 ok, 0 skipped (its row passed; another failed: not ok 2 another row (another exhibit's bug))" \
+		"$res/museum/clean.tsv" &&
+	expect_in '^09-its-row-second	1	exit 1: not ok 2 its own row: broken (the bug)' "$res/museum/clean.tsv" &&
 	expect_in '^07-6.1-only	0	' "$res/museum/clean.tsv" &&
 	expect_in "^- \[04-fails-unmodified\](#04-fails-unmodified) (.*) on Linux 6.12.117 without forklab's series (/src/as-is): exit 1: not ok 1 fake: fails everywhere" \
 		"$scratch/MUSEUM.md" || return 1
-	! grep -q '^- \[0[157]' "$scratch/MUSEUM.md" ||
+	! grep -q '^- \[0[1578]' "$scratch/MUSEUM.md" ||
 		fail "a clean or skipped reproducer listed as a live bug"
 	[ ! -e "$res/museum/results.tsv" ] || fail "an exhibit was reverted on a tree without the series"
 }

@@ -484,6 +484,30 @@ showed_bug() {
 	grep -q -E '^not ok|WARNING:|BUG:|Oops|Bad rss-counter|Kernel panic|Kernel mode fault' "$1"
 }
 
+# reproducer_row PATCH: the row of the exhibit's reproducer that shows its
+# bug, when its Caught-by: line names a row of that program ("PROG: ROW");
+# nothing otherwise. A program of many rows (fork_huge) fails on a kernel
+# for other exhibits' bugs too: on a kernel as it is, only this row says
+# whether the exhibit's bug is there.
+reproducer_row() {
+	local program caught
+
+	program=$(reproducer "$1" | cut -d' ' -f1)
+	program=${program##*/}
+	caught=$(sed -n 's/^Caught-by: *//p' "$1" | head -n 1)
+	case "$caught" in
+	"$program: "?*) echo "${caught#"$program": }" ;;
+	esac
+}
+
+# row_result LOG ROW: "ok" or "not ok", the first KTAP line of LOG whose
+# description starts with ROW; nothing if it has none.
+row_result() {
+	awk -v row="$2" '/^(not )?ok [0-9]+ / {
+		desc = $0; sub(/^(not )?ok [0-9]+ /, "", desc)
+		if (index(desc, row) == 1) { print (/^not/ ? "not ok" : "ok"); exit } }' "$1"
+}
+
 # clean_run LOG STATUS: the reproducer passed, and tested something: one
 # 'ok' line at least that is not a skip. One reader: 'grep | grep -q'
 # under pipefail fails when grep -q quits before a long log (cow's 761
@@ -493,15 +517,18 @@ clean_run() {
 		END { exit !found }' "$1"
 }
 
-# shown LOG STATUS: what a reproducer's run showed, in one line: its first
-# failing KTAP line (with the diagnostic line just before it, which says
-# what the program saw), or the first kernel complaint, else its last
-# line; on a clean run, how many of its tests passed.
+# shown LOG STATUS [ROW]: what a reproducer's run showed, in one line: its
+# first failing KTAP line (ROW: the first whose description starts with
+# ROW; with the diagnostic line just before it, which says what the
+# program saw), or the first kernel complaint, else its last line; on a
+# clean run, how many of its tests passed.
 shown() {
 	local line
 
-	line=$(awk '/^# / { diag = substr($0, 3) }
-		/^not ok/ { print $0 (diag != "" ? " (" diag ")" : ""); found = 1; exit }
+	line=$(awk -v row="${3:-}" '/^# / { diag = substr($0, 3) }
+		/^not ok/ { desc = $0; sub(/^not ok [0-9]+ /, "", desc) }
+		/^not ok/ && (row == "" || index(desc, row) == 1) {
+			print $0 (diag != "" ? " (" diag ")" : ""); found = 1; exit }
 		/^ok/ { diag = "" }
 		END { exit !found }' "$1" ||
 		grep -m 1 -E 'WARNING:|BUG:|Oops|Bad rss-counter|panic' "$1" ||
