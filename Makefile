@@ -48,7 +48,7 @@ KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree build test test-loaded kunit mm-tests policies coverage test-tools \
 	check durations \
-	lint results expected report merge repeat stress mutate mutate-tools ci-share museum bench help clean
+	lint results expected report merge repeat stress mutate mutate-tools ci-share museum live-reports bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test $(if $(GATE),coverage)
@@ -89,6 +89,8 @@ help:
 	@echo "                tools' test it names (tools/run/mutate-tools)"
 	@echo "make merge      join the shards of every run in build/ (tools/judge/merge)"
 	@echo "make museum     every real bug of museum/ caught and shown (tools/run/museum)"
+	@echo "make live-reports each live bug of the last runs on kernels without the series,"
+	@echo "                as a stable request and a Debian report: patches/stable/, debian/"
 	@echo "make ci-share   CI's share of mutate and museum: what the change touches and a"
 	@echo "                rotating shard (tools/ci/share --list says which)"
 	@echo "make bench      the 2005 measurements and today's fork cost: docs/RESULTS.md, its"
@@ -255,6 +257,13 @@ merge:
 # shown by its reproducer; writes docs/MUSEUM.md.
 museum: tree
 	@tools/run/museum
+
+# Each live bug the last runs showed (make check KERNEL=debian, SERIES=none
+# make check ARCH=x86_64, each with forklab's own run of the tree for
+# "after"), ready to send: patches/stable/ and patches/debian/
+# (docs/upstream.md). Nothing is sent.
+live-reports:
+	@tools/judge/live-reports
 
 # The thread's measurements (fork time against shm size; a kbuild per
 # policy), both targets and the host: docs/RESULTS.md and its plots.

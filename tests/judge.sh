@@ -744,6 +744,73 @@ museum_report_reads_every_exhibit() {
 		fail "a column or line says what no run did: $(grep -i 'unmodified [0-9]\|^- \[.*) on ' "$scratch/stdout")"
 }
 
+# judge/live-reports on a binary kernel's run with two live rows of one
+# fix (and its program's exit status, no row of its own) and forklab's
+# runs of the tree (x86_64 and UML): a 6.1.y request from the tree's
+# backport, in reply to the FAILED mail its exhibit cites, the rows
+# before on the binary and after on forklab's x86_64 kernel (not UML's,
+# which skipped them), the backport's diff unchanged; a Debian report
+# with the run's package and version. What an earlier run wrote and this
+# one does not show is gone.
+live_reports() {
+	local live=$fixtures/live
+
+	"$here/tools/judge/live-reports" --before "$live/${1:-debian}.kcidb.json" \
+		--after "$live/forklab-um.kcidb.json" "$live/forklab.kcidb.json" --out "$scratch/out"
+}
+
+t live_reports_write_a_stable_request_and_a_debian_report
+live_reports_write_a_stable_request_and_a_debian_report() {
+	local req=$scratch/out/stable/6.1.y/0017-mm-hugetlb-fix-uffd-wp-during-fork.patch
+	local bug=$scratch/out/debian/linux-image-6.1.0-57-amd64-5a2f8d22ace4.txt
+	local backport=$here/patches/6.1/0017-mm-hugetlb-fix-uffd-wp-during-fork.patch
+
+	rm -rf "$scratch/out" && mkdir -p "$scratch/out/stable/6.1.y" "$scratch/out/debian" &&
+	touch "$scratch/out/stable/6.1.y/0013-fixed-since.patch" "$scratch/out/debian/fixed.txt" &&
+	expect_exit 0 live_reports &&
+	expect_in '^judge/live-reports: 1 stable request(s), 1 Debian report(s)' "$scratch/stdout" &&
+	[ "$(find "$scratch/out" -type f | wc -l)" = 2 ] ||
+		fail "want the request and the report only: $(find "$scratch/out" -type f)"
+	expect_in '^Subject: \[PATCH 6.1.y\] mm/hugetlb: fix uffd-wp during fork()$' "$req" &&
+	expect_in '^To: stable@vger.kernel.org$' "$req" &&
+	expect_in '^In-Reply-To: <2023050718-verdict-stegosaur-3aaa@gregkh>$' "$req" &&
+	expect_in '^commit 5a2f8d22ace4c8ac8798fab836dca7350fa710b1 upstream\.$' "$req" &&
+	# The notes, between '---' and the diffstat: each row before and after.
+	sed -n '/^---$/,/^ mm\/hugetlb.c/p' "$req" > "$scratch/notes" &&
+	expect_in '^mm-tests.fork_huge/hugetlb uffd-wp, child without EVENT_FORK: no uffd-wp in its pte:$' "$scratch/notes" &&
+	expect_in "^  linux-image-6.1.0-57-amd64 6.1.192-3 (x86_64): LIVE BUG$" "$scratch/notes" &&
+	expect_in "^    the child's ptes' uffd-wp are not 0$" "$scratch/notes" &&
+	expect_in '^  forklab 6.1.192 (x86_64, with this patch): PASS$' "$scratch/notes" &&
+	! grep -q 'exit status\|(um\|SKIP' "$scratch/notes" ||
+		fail "a program's status or UML's run among the rows: $(cat "$scratch/notes")"
+	[ "$(grep -c ': PASS$' "$scratch/notes")" = 2 ] ||
+		fail "want both rows after: $(cat "$scratch/notes")"
+	cmp -s <(sed -n '/^diff /,$p' "$backport") <(sed -n '/^diff /,$p' "$req") ||
+		fail "the request's diff is not the backport's"
+	expect_in '^Package: src:linux$' "$bug" &&
+	expect_in '^Version: 6.1.192-3$' "$bug" &&
+	expect_in '^Subject: linux-image-6.1.0-57-amd64: .*5a2f8d22ace4' "$bug" &&
+	expect_in '^    the child.s write raised 0 uffd-wp faults, want 1$' "$bug" &&
+	expect_in 'patches/6.1/0017-mm-hugetlb-fix-uffd-wp-during-fork.patch' "$bug"
+}
+
+# A live row that names no fix, a run that is not there, and a run of
+# forklab's own kernel as "before": one error line, nothing written.
+t live_reports_refuse_what_they_cannot_report
+live_reports_refuse_what_they_cannot_report() {
+	rm -rf "$scratch/out" && mkdir -p "$scratch/out/stable" &&
+	touch "$scratch/out/stable/kept" &&
+	expect_exit 1 live_reports no-id &&
+	expect_in "^judge/live-reports: error: .*no-id.kcidb.json: .*: a live bug without the upstream id" \
+		"$scratch/stderr" && one_line_stderr &&
+	expect_exit 1 live_reports absent &&
+	expect_in '^judge/live-reports: error: a --before file does not exist' "$scratch/stderr" &&
+	expect_exit 1 live_reports forklab &&
+	expect_in "^judge/live-reports: error: .*forklab.kcidb.json: a run of forklab's kernel" "$scratch/stderr" &&
+	[ -e "$scratch/out/stable/kept" ] && [ ! -e "$scratch/out/debian" ] ||
+		fail "a refused run changed the reports: $(find "$scratch/out")"
+}
+
 # judge/export on the fixture build: JUnit that xmllint validates against
 # the vendored junit-10.xsd, with unique (classname, name) pairs, a
 # failure carrying the row's diagnostics and a crash after all-ok rows as
