@@ -206,6 +206,10 @@ def stable_request(path, tree, fix, rows, befores, after, name, fields):
 		      count=1, flags=re.M)
 	headers, _, body = head.partition('\n\n')
 	headers += '\nTo: stable@vger.kernel.org'
+	if not text.isascii() and 'Content-Type:' not in headers:
+		# As git format-patch writes a mail that is not ASCII.
+		headers += ('\nMIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8'
+			    '\nContent-Transfer-Encoding: 8bit')
 	reply = failed_mail(fields, tree)
 	if reply:
 		headers += f'\nIn-Reply-To: <{reply}>'
@@ -217,8 +221,9 @@ def stable_request(path, tree, fix, rows, befores, after, name, fields):
 				       f'this answers that mail (<{reply}>).', 72) + ['']
 	notes += textwrap.wrap(
 		f'{fix[:12]} is missing from {", ".join(sorted({r["kernel"] for r in befores}))}. '
-		f'forklab (museum/{name}.patch) shows it with these rows of '
-		f'{fields["Reproducer"]}, on each kernel as it ran:', 72, break_on_hyphens=False) + ['']
+		f'These rows of forklab\'s suites fail without it and pass with this '
+		f'backport, on each kernel as it ran (museum/{name}.patch reverses it; '
+		f'its reproducer: {fields["Reproducer"]}):', 72, break_on_hyphens=False) + ['']
 	notes += evidence(fix, rows, befores, after, 'patch') + ['']
 	return f'{headers}\n\n{body}\n---\n' + '\n'.join(notes) + '\n' + rest
 
@@ -233,8 +238,8 @@ def debian_report(run, fix, rows, bp, after, name, fields):
 	       'Dear Maintainer,', '']
 	out += textwrap.wrap(
 		f'{run["package"]} {run["package_version"]}, booted under QEMU ({run["arch"]}) '
-		f'by forklab\'s make check KERNEL=debian, fails these rows of '
-		f'{fields["Reproducer"]}: the kernel lacks upstream commit {fix[:12]}, '
+		f'by forklab\'s make check KERNEL=debian, fails these rows of its '
+		f'suites: the kernel lacks upstream commit {fix[:12]}, '
 		f'{fields["Exhibit"][0].lower()}{fields["Exhibit"][1:]}.', 72, break_on_hyphens=False) + ['']
 	out += ['Upstream fix:'] + indent([f for f in fields['Fix']], '  ')
 	out += ['', 'What the shipped binary printed:', '']
