@@ -256,6 +256,14 @@ def main():
 		out += ['None known: no kernel without forklab\'s series has run the',
 			'reproducers yet.']
 	out += ['']
+	# Candidates that were tried and did not show a bug: museum/not-shown.md,
+	# written by hand (what was run, on which kernel, how often).
+	not_shown = os.path.join(museum, 'not-shown.md')
+	if os.path.isfile(not_shown):
+		with open(not_shown) as f:
+			out += ['## Candidates not shown', '',
+				'Suspected bugs that a run did not confirm (museum/not-shown.md):', '',
+				f.read().rstrip('\n'), '']
 	out += ['## The exhibits', ''] + details
 	print('\n'.join(out).rstrip('\n'))
 
