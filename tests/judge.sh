@@ -723,6 +723,40 @@ python_tools_fail_through_their_wrappers() {
 	expect_in '^judge/museum-report: error: no exhibit in ' "$scratch/stderr"
 }
 
+# A binary kernel's results (make check KERNEL=debian) have a section of
+# their own, named for the package that ran; a row that failed as a live
+# bug is listed as one, not as a failure of the run.
+t report_shows_a_binary_kernels_live_bugs
+report_shows_a_binary_kernels_live_bugs() {
+	local dir=$scratch/binary-build
+
+	rm -rf "$dir" && mkdir -p "$dir/debian" "$dir/binaries/debian" &&
+	echo "linux-image-6.1.0-99-amd64 6.1.200-1" > "$dir/binaries/debian/package" &&
+	cat > "$dir/debian/junit.xml" <<'XML' || return 1
+<?xml version='1.0' encoding='UTF-8'?>
+<testsuites name="forklab x86_64 Linux 6.1.200" tests="3" failures="2" errors="0">
+  <testsuite name="mm-tests.prog" tests="3" failures="2" errors="0" skipped="0">
+    <testcase name="good row" classname="mm-tests.prog" />
+    <testcase name="the row of a fix it lacks" classname="mm-tests.prog">
+      <failure message="LIVE BUG: it lacks 0123456789ab">it lacks the fix
+LIVE BUG (0123456789ab missing)</failure>
+    </testcase>
+    <testcase name="(exit status)" classname="mm-tests.prog">
+      <failure message="LIVE BUG: the exit status of its live bugs">exit 1</failure>
+    </testcase>
+  </testsuite>
+</testsuites>
+XML
+	BUILD=$dir expect_exit 0 "$here/tools/judge/report" &&
+	expect_in "<h3>x86_64, linux-image-6.1.0-99-amd64 6.1.200-1 (debian&#x27;s binary kernel)</h3>" \
+		"$dir/report/index.html" &&
+	expect_in ': 3 results, 0 failed, 1 live bugs of the kernel that ran, 0 did not complete.' \
+		"$dir/report/index.html" &&
+	expect_in '<ul class="live">' "$dir/report/index.html" || return 1
+	! grep -q '<ul class="failing">' "$dir/report/index.html" ||
+		fail "a live bug listed as a failure of the run"
+}
+
 # Every exhibit of museum/ has a whole header as the report reads it
 # (values continued on a second line included); a target not run says so.
 t museum_report_reads_every_exhibit

@@ -34,19 +34,34 @@ MTE_VERSION = '3.9.0'
 
 
 def targets():
-	"""[(tree, series, name, ARCH, SANITIZE, fields)] of every target and
-	tree, and of each tree without its series (series 'none') on the
-	targets that build one."""
+	"""[(KERNEL, series, name, ARCH, SANITIZE, fields, title)] of every
+	target and tree, of each tree without its series (series 'none') on
+	the targets that build one, and of each binary kernel (KERNEL= its
+	name: make check KERNEL=debian)."""
 	out = []
+	tab = table.load()
 	for tree in table.trees():
 		for name, arch, sanitize in forklab.targets(PROG, tree):
 			out.append((tree, '', name, arch, sanitize,
-				    forklab.target(PROG, arch, sanitize, tree, '')))
-		for t in table.load()['targets']:
+				    forklab.target(PROG, arch, sanitize, tree, ''),
+				    f'{name}, Linux {tree}'))
+		for t in tab['targets']:
 			if t['unpatched']:
 				arch, sanitize = t['arch'], str(t['sanitize'])
 				out.append((tree, 'none', t['name'], arch, sanitize,
-					    forklab.target(PROG, arch, sanitize, tree, 'none')))
+					    forklab.target(PROG, arch, sanitize, tree, 'none'),
+					    f'{t["name"]}, Linux {tree} without the series'))
+	for b in tab.get('binaries', []):
+		arch = next(t['arch'] for t in tab['targets'] if t['name'] == b['target'])
+		fields = forklab.target(PROG, arch, '0', b['name'], '')
+		# The package the run booted (tools/setup/binary-kernel's file).
+		try:
+			with open(os.path.join(os.path.dirname(fields['image']), 'package')) as f:
+				package = f.read().strip()
+		except OSError:
+			package = f'{b["package"]} (not downloaded)'
+		out.append((b['name'], '', b['target'], arch, '0', fields,
+			    f'{b["target"]}, {package} ({b["name"]}\'s binary kernel)'))
 	return out
 
 
@@ -90,28 +105,46 @@ def export_if_stale(tree, series, arch, sanitize, res):
 
 
 def results_section(res, title):
+	"""A target's results from its junit.xml: a row per suite, each
+	failing row with what it said; a row that failed as a live bug (the
+	results model's LIVE BUG: a bug the kernel that ran has, listed in the
+	expectations) is counted and listed apart, not as a failure of the
+	run."""
 	path = os.path.join(res, 'junit.xml')
 	if not os.path.isfile(path):
 		return None
 	root = ET.parse(path).getroot()
-	rows, failing = [], []
+	rows, failing, live = [], [], []
+	live_failures = 0	# junit's failures that are live bugs, exit statuses too
 	for suite in root.iter('testsuite'):
 		cases = list(suite.iter('testcase'))
-		failed = [c for c in cases if c.find('failure') is not None or c.find('error') is not None]
+		bad = [c for c in cases if c.find('failure') is not None or c.find('error') is not None]
+		is_live = [c for c in bad if c.find('failure') is not None and
+			   (c.find('failure').get('message') or '').startswith('LIVE BUG')]
+		failed = [c for c in bad if c not in is_live]
+		live_failures += len(is_live)
+		# A program's own exit status after its live rows: no bug of its own.
+		is_live = [c for c in is_live if not c.get('name', '').endswith('(exit status)')]
 		skipped = [c for c in cases if c.find('skipped') is not None]
 		rows.append(f'<tr class="{"fail" if failed else "pass"}"><td>{e(suite.get("name"))}</td>'
-			    f'<td>{len(cases) - len(failed) - len(skipped)}</td><td>{len(failed)}</td>'
-			    f'<td>{len(skipped)}</td></tr>')
-		for c in failed:
-			what = c.find('failure') if c.find('failure') is not None else c.find('error')
-			failing.append(f'<li><b>{e(suite.get("name"))}: {e(c.get("name"))}</b>'
-				       f'<pre>{e((what.text or what.get("message") or "")[-2000:])}</pre></li>')
+			    f'<td>{len(cases) - len(bad) - len(skipped)}</td><td>{len(failed)}</td>'
+			    f'<td>{len(is_live)}</td><td>{len(skipped)}</td></tr>')
+		for group, found in ((failing, failed), (live, is_live)):
+			for c in found:
+				what = c.find('failure') if c.find('failure') is not None else c.find('error')
+				group.append(f'<li><b>{e(suite.get("name"))}: {e(c.get("name"))}</b>'
+					     f'<pre>{e((what.text or what.get("message") or "")[-2000:])}</pre></li>')
 	out = [f'<h3>{e(title)}</h3>', f'<p>{e(root.get("name", ""))}: {e(root.get("tests"))} results, '
-	       f'{e(root.get("failures"))} failed, {e(root.get("errors"))} did not complete.</p>',
-	       '<table class="results"><tr><th>suite</th><th>passed</th><th>failed</th><th>skipped</th></tr>',
+	       f'{int(root.get("failures", 0)) - live_failures} failed, {len(live)} live bugs of the '
+	       f'kernel that ran, {e(root.get("errors"))} did not complete.</p>',
+	       '<table class="results"><tr><th>suite</th><th>passed</th><th>failed</th>'
+	       '<th>live bugs</th><th>skipped</th></tr>',
 	       *rows, '</table>']
 	if failing:
 		out += ['<ul class="failing">', *failing, '</ul>']
+	if live:
+		out += ['<p>Live bugs (rows that fail for a fix this kernel lacks):</p>',
+			'<ul class="live">', *live, '</ul>']
 	return '\n'.join(out)
 
 
@@ -195,8 +228,7 @@ def main():
 	os.makedirs(report_dir, exist_ok=True)
 	results, coverage, mutants = [], [], []
 	js = None
-	for n, (tree, series, name, arch, sanitize, t) in enumerate(targets()):
-		title = f'{name}, Linux {tree}' + (' without the series' if series else '')
+	for n, (tree, series, name, arch, sanitize, t, title) in enumerate(targets()):
 		res = t['res']
 		export_if_stale(tree, series, arch, sanitize, res)
 		r = results_section(res, title)
