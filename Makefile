@@ -123,7 +123,8 @@ ifneq ($(INITRD),)
 # initramfs (tools/setup/binary-kernel), then the user-space suite: its
 # config has no KUnit.
 test: tree
-	@tools/setup/binary-kernel $(KERNEL) && tools/run/mm-tests
+	@tools/setup/binary-kernel $(if $(FLAVOUR),--flavour $(FLAVOUR)) $(if $(DEB),--deb $(DEB)) \
+		$(KERNEL) && tools/run/mm-tests
 else ifeq ($(KUNIT),)
 # A tree without the series: its build, then the user-space suite.
 test: tree

@@ -197,8 +197,14 @@ static uint8_t *map_row(const struct huge_case *row, const char **why)
 	if (p > area)
 		munmap(area, p - area);
 	munmap(p + MAP_SIZE, area + PMD_SIZE - p);
-	if (madvise(p, MAP_SIZE, MADV_HUGEPAGE))
-		ksft_exit_fail_msg("MADV_HUGEPAGE: %s\n", strerror(errno));
+	if (madvise(p, MAP_SIZE, MADV_HUGEPAGE)) {
+		/* A kernel without THP (Debian's PREEMPT_RT flavour). */
+		if (errno != EINVAL)
+			ksft_exit_fail_msg("MADV_HUGEPAGE: %s\n", strerror(errno));
+		munmap(p, MAP_SIZE);
+		*why = "no THP in this kernel (MADV_HUGEPAGE: EINVAL)";
+		return NULL;
+	}
 	*why = "no THP for this mapping (transparent_hugepage settings)";
 	return p;
 }
@@ -742,11 +748,17 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 				      strerror(errno));
 		return;
 	}
-	if (thp)
+	if (thp) {
 		p = map_row(&thp_row, &why);
-	else
+		if (!p) {
+			ksft_test_result_skip("%s: %s\n", row->desc, why);
+			close(ev.uffd);
+			return;
+		}
+	} else {
 		p = mmap(NULL, PMD_SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	}
 	if (p == MAP_FAILED) {
 		ksft_test_result_skip("%s: no free hugetlb page\n", row->desc);
 		close(ev.uffd);
