@@ -21,6 +21,13 @@ for s in steps:
 	n = 2 if goal == 'mutate' else min(2, len(re.search(r'POLICIES="?([^"]*)"?', s).group(1).split())) if goal == 'policies' else None
 	want += [f'{s} SHARD={k}/{n}' for k in range(n)] if n else [s]
 assert names == want, (names, want)
+table = tomllib.load(open(sys.argv[2], 'rb'))
+arch_of = {t['name']: t['arch'] for t in table['targets']}
+for b in table.get('binaries', []):
+	# a binary kernel's jobs, without ARCH=: its target's cache
+	for j in jobs:
+		if f"KERNEL={b['name']}" in j['make'].split() and 'ARCH=' not in j['make']:
+			assert j['cache'] == f"{arch_of[b['target']]}-0-{b['name']}", j
 for j in jobs:
 	assert j['setup'] == '' or j['setup'].startswith('test'), j
 	assert ('ARCH=x86_64' in j['make']) == ('ARCH=x86_64' in j['setup']) or not j['setup'], j

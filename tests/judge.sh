@@ -752,7 +752,9 @@ XML
 		"$dir/report/index.html" &&
 	expect_in ': 3 results, 0 failed, 1 live bugs of the kernel that ran, 0 did not complete.' \
 		"$dir/report/index.html" &&
-	expect_in '<ul class="live">' "$dir/report/index.html" || return 1
+	expect_in '<ul class="live">' "$dir/report/index.html" &&
+	expect_in '<tr class="pass"><td>mm-tests.prog</td><td>1</td><td>0</td><td>1</td><td>0</td></tr>' \
+		"$dir/report/index.html" || return 1
 	! grep -q '<ul class="failing">' "$dir/report/index.html" ||
 		fail "a live bug listed as a failure of the run"
 }
@@ -802,7 +804,9 @@ live_reports_write_a_stable_request_and_a_debian_report() {
 	local bug=$scratch/out/debian/linux-image-6.1.0-57-amd64-5a2f8d22ace4.txt
 	local backport=$here/patches/6.1/0017-mm-hugetlb-fix-uffd-wp-during-fork.patch
 
-	rm -rf "$scratch/out" && mkdir -p "$scratch/out/stable/6.1.y" "$scratch/out/debian" &&
+	rm -rf "$scratch/out" &&
+	mkdir -p "$scratch/out/stable/6.1.y" "$scratch/out/debian" "$scratch/out/.live-reports.tmp/debian" &&
+	touch "$scratch/out/.live-reports.tmp/debian/left-by-a-killed-run.txt" &&
 	touch "$scratch/out/stable/6.1.y/0013-fixed-since.patch" "$scratch/out/debian/fixed.txt" &&
 	expect_exit 0 live_reports &&
 	expect_in '^judge/live-reports: 1 stable request(s), 1 Debian report(s)' "$scratch/stdout" &&
@@ -829,6 +833,37 @@ live_reports_write_a_stable_request_and_a_debian_report() {
 	expect_in '^Subject: linux-image-6.1.0-57-amd64: .*5a2f8d22ace4' "$bug" &&
 	expect_in '^    the child.s write raised 0 uffd-wp faults, want 1$' "$bug" &&
 	expect_in 'patches/6.1/0017-mm-hugetlb-fix-uffd-wp-during-fork.patch' "$bug"
+}
+
+# Two fixes live on the binary kernel (and a row forklab itself failed,
+# which is no live bug), a kernel without the series that showed none,
+# and forklab's 6.12 run listed before its 6.1 run: each fix its request
+# and its report; "after" is the 6.1 kernel's; "missing from" names the
+# kernel that showed it only; 0018's request answers no FAILED mail (its
+# exhibit cites 5.4's and 6.6's only).
+t live_reports_name_each_fix_its_tree_and_its_runs
+live_reports_name_each_fix_its_tree_and_its_runs() {
+	local live=$fixtures/live out=$scratch/out req
+
+	rm -rf "$out" &&
+	expect_exit 0 "$here/tools/judge/live-reports" \
+		--before "$live/debian-two-fixes.kcidb.json" "$live/clean-6.12.kcidb.json" \
+		--after "$live/forklab-6.12.kcidb.json" "$live/forklab.kcidb.json" --out "$out" &&
+	expect_in '^judge/live-reports: 2 stable request(s), 2 Debian report(s)' "$scratch/stdout" &&
+	[ -f "$out/debian/linux-image-6.1.0-57-amd64-95567729173e.txt" ] &&
+	[ -f "$out/debian/linux-image-6.1.0-57-amd64-5a2f8d22ace4.txt" ] ||
+		fail "want a Debian report per fix: $(ls "$out/debian")"
+	! grep -rq 'a row forklab fails' "$out" || fail "forklab's own failure reported as a live bug"
+	for req in "$out"/stable/6.1.y/*.patch; do
+		expect_in '^  forklab 6.1.192 (x86_64, with this patch): PASS$' "$req" &&
+		! grep -q '6\.12' "$req" || fail "$(basename "$req"): another tree's run: $(grep -n '6\.12' "$req")"
+		tr '\n' ' ' < "$req" | grep -q 'is missing from linux-image-6.1.0-57-amd64 6.1.192-3\. ' ||
+			fail "$(basename "$req"): 'missing from' names another kernel"
+	done
+	req=$out/stable/6.1.y/0018-mm-userfaultfd-fix-uninitialized-output-field-for-EA.patch
+	[ -f "$req" ] || fail "no 6.1.y request for 95567729173e"
+	! grep -q '^In-Reply-To:\|failed to apply' "$req" ||
+		fail "0018 answers a FAILED mail of another stable tree: $(grep -m1 'In-Reply-To' "$req")"
 }
 
 # A live row that names no fix, a run that is not there, and a run of

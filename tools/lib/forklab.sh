@@ -529,7 +529,7 @@ shown() {
 		/^not ok/ { desc = $0; sub(/^not ok [0-9]+ /, "", desc) }
 		/^not ok/ && (row == "" || index(desc, row) == 1) {
 			print $0 (diag != "" ? " (" diag ")" : ""); found = 1; exit }
-		/^ok/ { diag = "" }
+		/^(not )?ok/ { diag = "" }	# a note belongs to the next row only
 		END { exit !found }' "$1" ||
 		grep -m 1 -E 'WARNING:|BUG:|Oops|Bad rss-counter|panic' "$1" ||
 		grep -v '^$' "$1" | tail -n 1)
