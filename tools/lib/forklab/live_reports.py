@@ -39,13 +39,12 @@ import sys
 import textwrap
 
 import forklab
-from forklab import museum_report, table
+from forklab import museum_report, results, table
 
 PROG = 'judge/live-reports'
 HERE = forklab.HERE
-LIVE = 'LIVE BUG'
-# A program's own exit status after live rows: not a row of its own.
-OWN_STATUS = '(exit status)'
+# The results model's verdict, and the row of a program's own exit status.
+LIVE, OWN_STATUS = results.LIVE, results.OWN_STATUS
 
 
 def read_run(path):

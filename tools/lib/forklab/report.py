@@ -24,6 +24,7 @@ import xml.etree.ElementTree as ET
 
 import forklab
 from forklab import table
+from forklab.results import LIVE, OWN_STATUS
 
 PROG = 'judge/report'
 HERE = forklab.HERE
@@ -120,11 +121,11 @@ def results_section(res, title):
 		cases = list(suite.iter('testcase'))
 		bad = [c for c in cases if c.find('failure') is not None or c.find('error') is not None]
 		is_live = [c for c in bad if c.find('failure') is not None and
-			   (c.find('failure').get('message') or '').startswith('LIVE BUG')]
+			   (c.find('failure').get('message') or '').startswith(LIVE)]
 		failed = [c for c in bad if c not in is_live]
 		live_failures += len(is_live)
 		# A program's own exit status after its live rows: no bug of its own.
-		is_live = [c for c in is_live if not c.get('name', '').endswith('(exit status)')]
+		is_live = [c for c in is_live if not c.get('name', '').endswith(OWN_STATUS)]
 		skipped = [c for c in cases if c.find('skipped') is not None]
 		rows.append(f'<tr class="{"fail" if failed else "pass"}"><td>{e(suite.get("name"))}</td>'
 			    f'<td>{len(cases) - len(bad) - len(skipped)}</td><td>{len(failed)}</td>'
