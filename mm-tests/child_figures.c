@@ -287,6 +287,8 @@ int main(void)
 	memset(proc_buf, 0, sizeof(proc_buf));
 	if (pipe(to_parent) || pipe(to_child))
 		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	/* one child's figures for every row: its waits are the first's */
+	row_begin("%s", figure_rows[0]);
 	fflush(stdout);
 	before = committed_as_kb();
 	pid = fork();
@@ -299,7 +301,7 @@ int main(void)
 		/* alive, and still, while the parent reads Committed_AS */
 		_exit(read(to_child[0], &go, 1) == 1 ? 0 : 2);
 	}
-	if (read(to_parent[0], &f, sizeof(f)) != sizeof(f))
+	if (!read_report(to_parent[0], &f, sizeof(f)))
 		ksft_exit_fail_msg("the child sent no figures\n");
 	during = committed_as_kb();
 	if (write(to_child[1], "", 1) != 1 || wait_child(pid))

@@ -140,6 +140,7 @@ static void ldt_rows(void)
 	char word;
 	pid_t pid;
 
+	row_begin("LDT: the child has the parent's entries");
 	set_entry(PARENT_ENTRY, &through_first);
 	set_entry(LAST_ENTRY, &through_last);
 	read_ldt(before);
@@ -170,37 +171,38 @@ static void ldt_rows(void)
 			_exit(1);
 		_exit(0);
 	}
-	if (read(report[0], &v, sizeof(v)) != sizeof(v))
+	if (!read_report(report[0], &v, sizeof(v)))
 		ksft_exit_fail_msg("LDT: no report from the child\n");
 	if (!v.copied)
 		ksft_print_msg("LDT: the child's LDT is not the parent's (entry 0 %s, entry %d %s)\n",
 			       v.entry0_empty ? "empty" : "there", LAST_ENTRY,
 			       v.last_empty ? "empty" : "there");
-	ksft_test_result(v.copied, "LDT: the child has the parent's entries\n");
+	row_result(v.copied);
 
 	/*
 	 * The child's word that it read through the selectors, or the end
 	 * of the pipe: it died loading one.
 	 */
+	row_begin("LDT: the child loads the parent's selector and reads through it");
 	close(ls.to_parent[1]);
 	ls.to_parent[1] = -1;
-	if (read(ls.to_parent[0], &word, 1) != 1) {
+	if (!read_report(ls.to_parent[0], &word, 1)) {
 		ksft_print_msg("LDT: the child died loading the parent's selectors (status %d)\n",
 			       wait_child(pid));
-		ksft_test_result_fail("LDT: the child loads the parent's selector and reads through it\n");
+		row_result(false);
 		ksft_test_result_skip("LDT: a change after fork is one side's only (the child died)\n");
 		goto out;
 	}
 	set_entry(PARENT_ENTRY, &through_second);
 	read_ldt(seen);
 	say(ls.to_child[1]);
-	if (read(report[0], &v, sizeof(v)) != sizeof(v))
+	if (!read_report(report[0], &v, sizeof(v)))
 		ksft_exit_fail_msg("LDT: no second report from the child\n");
 	if (v.read != through_first || v.read_last != through_last)
 		ksft_print_msg("LDT: the child read %#x and %#x through the selectors, want %#x and %#x\n",
 			       v.read, v.read_last, through_first, through_last);
-	ksft_test_result(v.read == through_first && v.read_last == through_last,
-			 "LDT: the child loads the parent's selector and reads through it\n");
+	row_result(v.read == through_first && v.read_last == through_last);
+	row_begin("LDT: a change after fork is one side's only");
 	own = true;
 	if (!memcmp(seen, before, LDT_ENTRY_SIZE)) {
 		ksft_print_msg("LDT: the parent's change of entry 0 did not take\n");
@@ -233,7 +235,7 @@ static void ldt_rows(void)
 			       read_number(TAINTED), tainted);
 		own = false;
 	}
-	ksft_test_result(own, "LDT: a change after fork is one side's only\n");
+	row_result(own);
 out:
 	close(report[0]);
 	close(report[1]);
@@ -286,14 +288,14 @@ static int vma_pkey(const void *addr)
  */
 static void pkeys_row(void)
 {
-	const char *desc = "pkeys: the parent's allocated keys are the child's";
 	size_t ps = page_size();
 	int first, second, exec_only, lowest_free;
 	uint8_t *pages;
 	pid_t pid;
 
+	row_begin("pkeys: the parent's allocated keys are the child's");
 	if (!cpu_has_pku()) {
-		skip_named(desc, "the guest's CPU has no PKU (ospke)");
+		row_skip("the guest's CPU has no PKU (ospke)");
 		return;
 	}
 	pages = mmap(NULL, 2 * ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -334,7 +336,7 @@ static void pkeys_row(void)
 		}
 		_exit(ok ? 0 : 1);
 	}
-	ksft_test_result(!wait_child(pid), "%s\n", desc);
+	row_result(!wait_child(pid));
 	if (syscall(SYS_pkey_free, first) || syscall(SYS_pkey_free, second))
 		ksft_exit_fail_msg("pkey_free in the parent: %s\n", strerror(errno));
 	munmap(pages, 2 * ps);

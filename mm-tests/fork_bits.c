@@ -131,7 +131,7 @@ static void fork_and_read(const char *p, struct view *parent, struct view *child
 		hear(ls.to_child[0]);
 		_exit(0);
 	}
-	if (read(ls.to_parent[0], child, sizeof(*child)) != sizeof(*child))
+	if (!read_report(ls.to_parent[0], child, sizeof(*child)))
 		ksft_exit_fail_msg("the child sent no view\n");
 	*parent = read_view(p);
 	say(ls.to_child[1]);
@@ -218,9 +218,11 @@ static bool young_as_copied(const char *name, const char *what, int prot)
 static void young_present(void)
 {
 	const char *name = "young: the child's copied ptes are old, the parent's stay young";
-	bool writable = young_as_copied(name, "writable", PROT_READ | PROT_WRITE);
-	bool read_only = young_as_copied(name, "read-only", PROT_READ);
+	bool writable, read_only;
 
+	row_begin("%s", name);
+	writable = young_as_copied(name, "writable", PROT_READ | PROT_WRITE);
+	read_only = young_as_copied(name, "read-only", PROT_READ);
 	ksft_test_result(writable && read_only, "%s\n", name);
 }
 
@@ -249,6 +251,7 @@ static void soft_dirty_present(void)
 	const char *name = "soft-dirty: present ptes keep their bit in the child and the parent";
 	char *p = map_written();
 
+	row_begin("%s", name);
 	if (!soft_dirty_even(name, p)) {
 		munmap(p, PAGES * page_size());
 		return;
@@ -266,6 +269,7 @@ static void soft_dirty_swap(void)
 	uint64_t swapped;
 	bool ok;
 
+	row_begin("%s", name);
 	if (!soft_dirty_even(name, p)) {
 		munmap(p, PAGES * page_size());
 		return;
@@ -323,6 +327,7 @@ static void soft_dirty_batch(void)
 	char *area, *p;
 	int i;
 
+	row_begin("%s", name);
 	/* 6.1's read_pmd_pagesize() fails the test where the file is not. */
 	if (access("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", R_OK) == 0)
 		huge = read_pmd_pagesize();
@@ -381,6 +386,7 @@ static void exclusive_present(void)
 	struct view parent, child, after;
 	char *p = map_written();
 
+	row_begin("%s", name);
 	fork_and_read(p, &parent, &child, &after);
 	if (child.present != ALL_PAGES || child.exclusive || parent.exclusive ||
 	    after.exclusive != ALL_PAGES)

@@ -604,6 +604,8 @@ static void become_second_generation(void)
 	pid_t pid = fork_or_fail();
 	size_t i;
 
+	/* the child prints the rows, and its waits have the limits */
+	rows_printed_by(pid ? pid : getpid());
 	if (pid > 0)
 		_exit(wait_child(pid));
 	for (i = 0; i < NR_MAPPINGS; i++) {
@@ -773,6 +775,8 @@ int main(int argc, char **argv)
 	populate_program();
 	fflush(stdout);
 
+	/* one walk for every row: its waits are the first's */
+	row_begin("fork() ends its injections");
 	/* One fork without injection first, so that lazily made caches exist. */
 	pid = fork_failing(fd, 0, &injected);
 	if (pid < 0 || wait_child(pid))
@@ -813,10 +817,13 @@ int main(int argc, char **argv)
 		}
 		read_counters(post);	/* before the reads swap the row in */
 		check_attempt(nth, pre, post);
+		/* swapped out again: a swap entry a failed fork freed refaults */
+		wait_limit(WAIT_LIMIT_S, "the parent's reads of its own pages");
 		if (!parent_all_intact()) {
 			ksft_print_msg("injection %d: the parent's memory changed\n", nth);
 			broken_parent++;
 		}
+		wait_done();
 		if (pid >= 0 && !injected) {
 			points = nth - 1;
 			break;

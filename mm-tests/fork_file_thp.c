@@ -183,8 +183,9 @@ static void run_row(const struct file_thp_case *row)
 	uint8_t *p;
 	pid_t pid;
 
+	row_begin("%s", row->desc);
 	if (row->by_ptes && !rss_counters_exact()) {
-		skip_named(row->desc, "SPLIT_RSS_COUNTING: the RSS counters lag");
+		row_skip("SPLIT_RSS_COUNTING: the RSS counters lag");
 		return;
 	}
 	fd = file_of_thps();
@@ -207,7 +208,7 @@ static void run_row(const struct file_thp_case *row)
 	pid = fork_or_fail();
 	if (pid == 0)
 		child(row, p, &ls, report[1]);
-	if (read(report[0], &v, sizeof(v)) != sizeof(v))
+	if (!read_report(report[0], &v, sizeof(v)))
 		ksft_exit_fail_msg("%s: no report from the child\n", row->desc);
 	hear(ls.to_parent[0]);
 	mapcounts(p, &min, &max);
@@ -264,7 +265,7 @@ static void run_row(const struct file_thp_case *row)
 	close(report[0]);
 	close(report[1]);
 	lockstep_close(&ls);
-	ksft_test_result(ok, "%s\n", row->desc);
+	row_result(ok);
 out:
 	munmap(p, FILE_SIZE);
 	close(fd);

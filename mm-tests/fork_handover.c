@@ -50,6 +50,7 @@ static void exe_file(void)
 	ssize_t len = readlink("/proc/self/exe", parent, sizeof(parent) - 1);
 	pid_t pid;
 
+	row_begin("the child's /proc/self/exe is the parent's");
 	if (len < 0)
 		ksft_exit_fail_msg("readlink /proc/self/exe: %s\n", strerror(errno));
 	parent[len] = '\0';
@@ -64,7 +65,7 @@ static void exe_file(void)
 		child[len] = '\0';
 		_exit(strcmp(child, parent) != 0);
 	}
-	ksft_test_result(!wait_child(pid), "the child's /proc/self/exe is the parent's\n");
+	row_result(!wait_child(pid));
 }
 
 static unsigned long nattch(int id)
@@ -85,6 +86,7 @@ static void shm_attach_count(void)
 	pid_t pid;
 	int id;
 
+	row_begin("SysV shm: shm_nattch counts the child's attach while it lives");
 	id = shmget(IPC_PRIVATE, PAGES * page_size(), IPC_CREAT | 0600);
 	if (id < 0)
 		ksft_exit_fail_msg("shmget: %s\n", strerror(errno));
@@ -110,8 +112,7 @@ static void shm_attach_count(void)
 	shmctl(id, IPC_RMID, NULL);
 	ksft_print_msg("shm_nattch: %lu alone, %lu with the child, %lu after\n",
 		       alone, with_child, after);
-	ksft_test_result(alone == 1 && with_child == 2 && after == 1,
-			 "SysV shm: shm_nattch counts the child's attach while it lives\n");
+	row_result(alone == 1 && with_child == 2 && after == 1);
 }
 
 /*
@@ -131,6 +132,7 @@ static void truncate_reaches_child(void)
 	pid_t pid;
 	int fd;
 
+	row_begin("truncate() after fork: the child's file pages are gone (SIGBUS)");
 	fd = tmp_fd("truncate", PAGES * ps);
 	map = mmap(NULL, PAGES * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED)
@@ -164,8 +166,7 @@ static void truncate_reaches_child(void)
 	if (ftruncate(fd, 0))
 		ksft_exit_fail_msg("ftruncate: %s\n", strerror(errno));
 	say(ls.to_child[1]);
-	ksft_test_result(!wait_child(pid),
-			 "truncate() after fork: the child's file pages are gone (SIGBUS)\n");
+	row_result(!wait_child(pid));
 	munmap(map, PAGES * ps);
 	close(fd);
 }
@@ -184,6 +185,7 @@ static void memfd_seal_while_child_maps(int prot, const char *row)
 	uint8_t *map;
 	pid_t pid;
 
+	row_begin("%s", row);
 	fd = memfd_create("forklab", MFD_ALLOW_SEALING);
 	if (fd < 0 || ftruncate(fd, size))
 		ksft_exit_fail_msg("memfd_create: %s\n", strerror(errno));
@@ -234,6 +236,7 @@ static void in_own_process(const char *row, int (*setter)(void),
 	pid_t pid = fork_or_fail(), child;
 	int rc;
 
+	row_begin("%s", row);
 	if (pid == 0) {
 		rc = setter();
 		if (!rc && check(false))

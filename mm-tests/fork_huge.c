@@ -283,6 +283,7 @@ static void run_row(const struct huge_case *row)
 	uint8_t *p;
 	pid_t pid;
 
+	row_begin("%s", row->desc);
 	p = map_row(row, &why);
 	if (!p) {
 		ksft_test_result_skip("%s: %s\n", row->desc, why);
@@ -329,7 +330,7 @@ static void run_row(const struct huge_case *row)
 		memset(p, PARENT_WRITE, MAP_SIZE);
 	v.pfn_after = page_pfn(p);
 	say(ls.to_child[1]);
-	if (read(fds[0], &r, sizeof(r)) != sizeof(r) || wait_child(pid))
+	if (!read_report(fds[0], &r, sizeof(r)) || wait_child(pid))
 		ksft_exit_fail_msg("%s: no report from the child\n", row->desc);
 	close(fds[0]);
 	if (is_shared(row))
@@ -453,6 +454,7 @@ static void pinned_hugetlb_pool_empty(void)
 	bool ok = false;
 	pid_t pid;
 
+	row_begin("%s", desc);
 	p = map_pinned_hugetlb(desc, &ring);
 	if (!p)
 		return;
@@ -535,6 +537,7 @@ static void pinned_hugetlb_read_only(void)
 	int ring, status;
 	pid_t pid;
 
+	row_begin("%s", desc);
 	p = map_pinned_hugetlb(desc, &ring);
 	if (!p)
 		return;
@@ -740,6 +743,7 @@ static void run_hugetlb_wp_row(const struct hugetlb_wp_case *row)
 	uint8_t *p;
 	pid_t pid;
 
+	row_begin("%s", row->desc);
 	if (row->event_fork)
 		features |= UFFD_FEATURE_EVENT_FORK;
 	ev.uffd = open_uffd(features);

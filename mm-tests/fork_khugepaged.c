@@ -335,11 +335,14 @@ int main(void)
 	hear(ticker.to_parent[0]);
 	for (i = 0; i < ARRAY_SIZE(khugepaged_cases); i++) {
 		const struct khugepaged_case *row = &khugepaged_cases[i];
-		pid_t pid = fork_or_fail();
+		pid_t pid;
 
+		row_begin("%s", row->desc);
+		pid = fork_or_fail();
 		if (pid == 0)
 			run_row_as_p(row);
-		ksft_test_result(!wait_child(pid), "%s\n", row->desc);
+		/* P watches for WAIT_SECONDS twice at most */
+		row_result(!wait_child_within(pid, 2 * WAIT_SECONDS + 10));
 	}
 	say(ticker.to_child[1]);
 	wait_child(ticker_pid);

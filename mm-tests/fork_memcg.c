@@ -163,6 +163,7 @@ static void charge_row(const char *name, bool pinned)
 	uint8_t *p;
 	pid_t pid;
 
+	row_begin("%s", name);
 	memcg_enter(pinned ? "pinned" : "unpinned");
 	p = map_written(PINNED, 0x5a);
 	if (pinned)
@@ -205,6 +206,7 @@ static void limit_row(const char *name, const char *swap_max, bool fork_fails)
 	int ring, rc, rc_again = 0;
 	bool ok;
 
+	row_begin("%s", name);
 	memcg_enter(fork_fails ? "limit-noswap" : "limit-swap");
 	write_file("/proc/self/oom_score_adj", "-1000");
 	memcg_write("memory.swap.max", swap_max);
@@ -262,6 +264,7 @@ static void swap_row(const char *name)
 	uint8_t *p;
 	pid_t pid;
 
+	row_begin("%s", name);
 	memcg_enter("swap");
 	empty = memcg_number("memory.swap.current");
 	p = map_written(PINNED, 0x5a);

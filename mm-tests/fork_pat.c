@@ -135,6 +135,7 @@ static void run_row(int fd, const struct pat_case *row)
 	uint8_t *p;
 	pid_t pid;
 
+	row_begin("%s", row->desc);
 	p = mmap(NULL, pfnmap_size(), PROT_READ | (row->private ? PROT_WRITE : 0),
 		 row->private ? MAP_PRIVATE : MAP_SHARED, fd, PFNMAP_PHYS);
 	if (p == MAP_FAILED)
@@ -156,7 +157,7 @@ static void run_row(int fd, const struct pat_case *row)
 	if (pid == 0)
 		child(p, row, device_byte, report[1], ls.to_child[0]);
 	if (pid > 0) {
-		if (read(report[0], &v, sizeof(v)) != sizeof(v))
+		if (!read_report(report[0], &v, sizeof(v)))
 			ksft_exit_fail_msg("%s: no report from the child\n", row->desc);
 		say(ls.to_child[1]);
 		if (wait_child(pid))
@@ -207,7 +208,7 @@ static void run_row(int fd, const struct pat_case *row)
 	if (reservations(NULL))
 		ksft_exit_fail_msg("%s: the range is still reserved after munmap()\n",
 				   row->desc);
-	ksft_test_result(ok, "%s\n", row->desc);
+	row_result(ok);
 }
 
 int main(void)

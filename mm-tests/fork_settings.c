@@ -157,6 +157,7 @@ static void overcommit_row(const struct overcommit_case *c)
 	pid_t pid;
 	bool ok;
 
+	row_begin("%s", c->name);
 	if (c->mode == 2) {
 		len = SEGMENT;
 	} else if (c->ram_and_half_swap) {
@@ -260,6 +261,7 @@ static void max_map_count_row(void)
 	pid_t pid;
 	int i;
 
+	row_begin("%s", name);
 	area = mmap(NULL, 128 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (area == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
@@ -286,7 +288,7 @@ static void max_map_count_row(void)
 		return;
 	}
 	close(fds[1]);
-	if (read(fds[0], &child_count, sizeof(child_count)) != sizeof(child_count))
+	if (!read_report(fds[0], &child_count, sizeof(child_count)))
 		child_count = -1;
 	close(fds[0]);
 	rc = wait_child(pid);

@@ -162,6 +162,7 @@ static void without_event_fork(void)
 	uint8_t *p;
 	pid_t pid;
 
+	row_begin("without UFFD_FEATURE_EVENT_FORK the child's vma is not registered");
 	test_id = mapping_id("without EVENT_FORK");
 	p = registered_ranges(uffd);
 	pid = fork_or_fail();
@@ -170,8 +171,7 @@ static void without_event_fork(void)
 	rc = wait_child(pid);
 	if (rc == 128 + SIGALRM)
 		ksft_print_msg("the child blocked in a fault on a uffd\n");
-	ksft_test_result(!rc && vma_has_flag(p, "um") == 1,
-			 "without UFFD_FEATURE_EVENT_FORK the child's vma is not registered\n");
+	row_result(!rc && vma_has_flag(p, "um") == 1);
 	munmap(p, RANGES * (PAGES + 1) * page_size());
 	close(uffd);
 }
@@ -250,6 +250,7 @@ static void with_event_fork(void)
 	int rc;
 	pid_t pid;
 
+	row_begin("with UFFD_FEATURE_EVENT_FORK the child's faults reach its own uffd");
 	test_id = mapping_id("with EVENT_FORK");
 	mon.range = registered_ranges(mon.uffd);
 	mon.page = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
@@ -327,6 +328,7 @@ static void event_fork_needs_ptrace(void)
 {
 	pid_t pid;
 
+	row_begin("without CAP_SYS_PTRACE UFFD_FEATURE_EVENT_FORK is refused");
 	if (geteuid()) {
 		ksft_test_result_skip("not root: no capabilities to drop\n");
 		return;
@@ -334,8 +336,7 @@ static void event_fork_needs_ptrace(void)
 	pid = fork_or_fail();
 	if (pid == 0)
 		unprivileged_event_fork();
-	ksft_test_result(!wait_child(pid),
-			 "without CAP_SYS_PTRACE UFFD_FEATURE_EVENT_FORK is refused\n");
+	row_result(!wait_child(pid));
 }
 
 /*
@@ -541,11 +542,12 @@ static void fill_during_fork(const struct fill_ioctl *fi)
 
 	snprintf(name, sizeof(name), "%s during a fork: EAGAIN, -EAGAIN in %s",
 		 fi->name, fi->field_name);
+	row_begin("%s", name);
 	if (!fi->cmd) {
-		skip_named(name, "not in this kernel's uapi headers");
+		row_skip("not in this kernel's uapi headers");
 		return;
 	}
-	ksft_test_result(!fill_while_forking(fi), "%s\n", name);
+	row_result(!fill_while_forking(fi));
 }
 
 #ifdef UFFDIO_POISON
@@ -591,6 +593,7 @@ static void poisoned_page_after_fork(void)
 {
 	const char *name = "UFFDIO_POISON: a load of the poisoned page gets SIGBUS, in the parent and the child";
 
+	row_begin("%s", name);
 #ifdef UFFDIO_POISON
 	ksft_test_result(poisoned_loads_fault(), "%s\n", name);
 #else

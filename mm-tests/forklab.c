@@ -12,6 +12,7 @@
  */
 #include <setjmp.h>
 #include <signal.h>
+#include <time.h>
 
 #include "forklab.h"
 
@@ -402,8 +403,12 @@ void say(int fd)
 void hear(int fd)
 {
 	char c;
+	ssize_t n;
 
-	if (read(fd, &c, 1) != 1)
+	wait_limit(WAIT_LIMIT_S, "the other side's next step");
+	n = read(fd, &c, 1);
+	wait_done();
+	if (n != 1)
 		_exit(3);
 }
 
@@ -645,13 +650,165 @@ long minor_faults(void)
 	return ru.ru_minflt;
 }
 
+bool read_report(int fd, void *buf, size_t size)
+{
+	ssize_t n;
+
+	wait_limit(WAIT_LIMIT_S, "the child's report");
+	n = read(fd, buf, size);
+	wait_done();
+	return n == (ssize_t)size;
+}
+
 int wait_child(pid_t pid)
 {
+	return wait_child_within(pid, WAIT_LIMIT_S);
+}
+
+int wait_child_within(pid_t pid, unsigned int secs)
+{
+	char what[48];
 	int status;
 
+	snprintf(what, sizeof(what), "the exit of child %d", (int)pid);
+	wait_limit(secs, what);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			ksft_exit_fail_msg("waitpid: %s\n", strerror(errno));
+	wait_done();
 	return WIFEXITED(status) ? WEXITSTATUS(status) :
 				   128 + WTERMSIG(status);
+}
+
+/*
+ * The row in progress, and the waits of this process: what each waits
+ * for, since when, for how long. The process that prints the rows is the
+ * one that ran main(): a child has copies of the program's counters and
+ * must not print a result of its own.
+ */
+static pid_t rows_pid;
+static unsigned int row_number;
+static char row_name[256];
+static unsigned int (*results_printed)(void);
+
+#define MAX_WAITS	4	/* a wait_child() inside a wait_limit() */
+
+static struct wait {
+	char what[128];
+	time_t since;
+	unsigned int secs;
+} waits[MAX_WAITS];
+static int nr_waits;
+
+static void __attribute__((constructor)) forklab_rows_pid(void)
+{
+	rows_pid = getpid();
+}
+
+void rows_printed_by(pid_t pid)
+{
+	rows_pid = pid;
+}
+
+/* main()'s thread of the process that prints the rows */
+static bool in_rows_thread(void)
+{
+	return syscall(SYS_gettid) == rows_pid;
+}
+
+void row_starts(unsigned int (*printed)(void), const char *name)
+{
+	results_printed = printed;
+	row_number = printed() + 1;
+	snprintf(row_name, sizeof(row_name), "%s", name);
+}
+
+const char *row_in_progress(void)
+{
+	return row_name;
+}
+
+void row_timed_out(const char *what, unsigned int secs)
+{
+	if (!results_printed)	/* no row named yet */
+		printf("# before this program's first named row: waited %u s for %s\n",
+		       secs, what);
+	else if (results_printed() + 1 == row_number)
+		printf("not ok %u %s # waited %u s for %s\n", row_number,
+		       row_name, secs, what);
+	else	/* the named row's result is out: the next is unnamed */
+		printf("not ok %u (a row after %s) # waited %u s for %s\n",
+		       results_printed() + 1, row_name, secs, what);
+	fflush(stdout);
+	/* what it forked is killed by init, once this process is gone */
+	_exit(KSFT_FAIL);
+}
+
+/*
+ * SIGALRM ends the row from inside a blocking call (waitpid(), read() of
+ * a pipe or a uffd) or from a fault the kernel retries for ever: not from
+ * inside stdio, which no wait calls. The innermost wait's limit is the
+ * first to pass.
+ */
+static void limit_passed(int sig)
+{
+	struct wait *w = &waits[nr_waits - 1];
+
+	row_timed_out(w->what, w->secs);
+}
+
+/* The innermost wait's alarm, for what is left of it; none: SIG_DFL. */
+static void arm_innermost(void)
+{
+	struct sigaction sa = { .sa_handler = nr_waits ? limit_passed : SIG_DFL };
+	struct wait *w = &waits[nr_waits - 1];
+	time_t left;
+
+	alarm(0);
+	sigaction(SIGALRM, &sa, NULL);
+	if (!nr_waits)
+		return;
+	left = w->since + w->secs - time(NULL);
+	alarm(left > 0 ? left : 1);
+}
+
+/*
+ * @secs, scaled as forklab_wait_limit_s= on the kernel's command line
+ * (init's environment) says: WAIT_LIMIT_S's new value. A slower machine
+ * can give the waits more time, the tools' tests less.
+ */
+static unsigned int scaled_limit(unsigned int secs)
+{
+	const char *knob = getenv("forklab_wait_limit_s");
+	unsigned long long scaled;
+
+	if (!knob || atoi(knob) <= 0)
+		return secs;
+	scaled = (unsigned long long)secs * atoi(knob) / WAIT_LIMIT_S;
+	return scaled ? scaled : 1;
+}
+
+void wait_limit(unsigned int secs, const char *what)
+{
+	struct wait *w;
+
+	if (!in_rows_thread())
+		return;
+	if (nr_waits == MAX_WAITS)
+		ksft_exit_fail_msg("%s(%s): %d waits already\n", __func__,
+				   what, nr_waits);
+	w = &waits[nr_waits++];
+	snprintf(w->what, sizeof(w->what), "%s", what);
+	w->since = time(NULL);
+	w->secs = scaled_limit(secs);
+	arm_innermost();
+}
+
+void wait_done(void)
+{
+	if (!in_rows_thread())
+		return;
+	if (nr_waits)
+		nr_waits--;
+	arm_innermost();
 }

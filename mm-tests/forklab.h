@@ -13,6 +13,7 @@
 #define FORKLAB_MM_TESTS_H
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -381,7 +382,87 @@ bool faults_as_expected(long faults, size_t present, size_t pages);
 
 long minor_faults(void);
 
-/* Wait for @pid; its exit code, or 128 + the signal that killed it. */
+/*
+ * Bounded waits (docs/checks.md#bounded-waits). A wrong kernel can make a
+ * row wait for ever: for a child whose swap-in the kernel retries for
+ * ever, an event never queued on a uffd, a step the other side never
+ * takes. The runner's limit (90 s at least) would end the boot with no
+ * row named; so each wait has a limit of its own, far below it. When it
+ * passes, the row in progress fails by its name, with what did not
+ * arrive ("not ok 13 NAME # waited 30 s for the exit of child 42"), and
+ * the program exits 1: its KTAP ends there, init kills what it forked.
+ * Only main()'s thread of the process that prints the rows has limits:
+ * a child waits for its parent without one (the parent's exit ends its
+ * wait), and the parent's wait for it has one.
+ *
+ * A row names itself with row_begin() before its first wait and prints
+ * its result with row_result() (or row_skip()), under that name; a wait
+ * after its result and before the next row_begin() is "a row after" it.
+ * wait_limit() starts a wait, wait_done() ends it; waits nest (the
+ * innermost one's limit passes first); wait_child(), read_report() and
+ * hear() are waits of WAIT_LIMIT_S. One alarm a process: a program's own
+ * alarm() must be outside every wait.
+ */
+#define WAIT_LIMIT_S	30
+
+/*
+ * The row whose result is the next: @name, after @printed() results
+ * (the program's ksft_test_num(): kselftest.h's counters are the
+ * program's, not forklab.c's).
+ */
+void row_starts(unsigned int (*printed)(void), const char *name);
+
+const char *row_in_progress(void);
+
+/*
+ * From now on @pid prints the rows (a program that goes on in a child of
+ * its own): its waits have the limits, this process's none.
+ */
+void rows_printed_by(pid_t pid);
+
+void row_timed_out(const char *what, unsigned int secs)
+	__attribute__((noreturn));
+
+void wait_limit(unsigned int secs, const char *what);
+
+void wait_done(void);
+
+/* The row whose result this program prints next is @fmt. */
+static inline __printf(1, 2) void row_begin(const char *fmt, ...)
+{
+	char name[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	row_starts(ksft_test_num, name);
+}
+
+/* The result of the row row_begin() named. */
+static inline void row_result(bool pass)
+{
+	ksft_test_result(pass, "%s\n", row_in_progress());
+}
+
+static inline void row_skip(const char *reason)
+{
+	skip_named(row_in_progress(), reason);
+}
+
+/*
+ * Read @size bytes of a child's report from the pipe @fd (within
+ * WAIT_LIMIT_S): false if the child closed it first.
+ */
+bool read_report(int fd, void *buf, size_t size);
+
+/*
+ * Wait for @pid (within WAIT_LIMIT_S); its exit code, or 128 + the
+ * signal that killed it.
+ */
 int wait_child(pid_t pid);
+
+/* wait_child() for a child that may take longer: within @secs. */
+int wait_child_within(pid_t pid, unsigned int secs);
 
 #endif /* FORKLAB_MM_TESTS_H */

@@ -46,8 +46,10 @@ static void run_size(unsigned int mib, unsigned int forks)
 	bool counted = have_fork_counts(), ok = true;
 	struct fork_sample warm, s[64], base;
 	long long ns[64];
-	uint8_t *seg = touched_segment(pages);
+	uint8_t *seg;
 
+	row_begin("%u MiB SysV shm, fork_copy=%s", mib, fork_copy_policy_name());
+	seg = touched_segment(pages);
 	warm = fork_once(seg, pages);	/* settle the parent's own pages */
 	for (i = 0; i < forks; i++) {
 		s[i] = fork_once(seg, pages);

@@ -174,6 +174,8 @@ int main(void)
 		 -1, 0);
 	if (board == MAP_FAILED || a == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	/* one family of processes for every row: its waits are the first's */
+	row_begin("%s", verdict_rows[0]);
 	write_pages(a, P_WROTE, 0, PAGES);
 	pid = fork();
 	if (pid < 0)

@@ -53,7 +53,7 @@ static struct child_view fork_and_look(uint8_t *buf, uint8_t seed)
 		_exit(write(fds[1], &view, sizeof(view)) != sizeof(view));
 	}
 	close(fds[1]);
-	if (read(fds[0], &view, sizeof(view)) != sizeof(view) || wait_child(pid))
+	if (!read_report(fds[0], &view, sizeof(view)) || wait_child(pid))
 		ksft_exit_fail_msg("no report from the child\n");
 	close(fds[0]);
 	return view;
@@ -80,6 +80,7 @@ static void pinned_read_only(void)
 	uint8_t *p;
 	pid_t pid;
 
+	row_begin("%s", desc);
 	p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		 -1, 0);
 	if (p == MAP_FAILED)
@@ -105,7 +106,7 @@ static void pinned_read_only(void)
 		_exit(0);
 	}
 	close(fds[1]);
-	if (read(fds[0], &child_pfn, sizeof(child_pfn)) != sizeof(child_pfn))
+	if (!read_report(fds[0], &child_pfn, sizeof(child_pfn)))
 		child_pfn = 0;
 	close(fds[0]);
 	status = wait_child(pid);
@@ -143,6 +144,7 @@ int main(void)
 	if (!pfn[0])
 		ksft_exit_skip("pagemap shows no pfns: not root\n");
 
+	row_begin("unpinned: the child shares all %d pages", PAGES);
 	view = fork_and_look(buf, 0x5a);
 	for (i = 0; i < PAGES; i++)
 		shared += view.pfn[i] == pfn[i];
@@ -155,6 +157,7 @@ int main(void)
 		ksft_exit_skip("io_uring: %s: no pinning path (CONFIG_IO_URING)\n",
 			       strerror(errno));
 
+	row_begin("pinned: the child got its own copy of all %d pages", PAGES);
 	view = fork_and_look(buf, 0x5a);
 	for (i = 0; i < PAGES; i++)
 		copied += view.pfn[i] && view.pfn[i] != pfn[i];

@@ -94,6 +94,9 @@ static void test_poke(int flags, enum poke_path path)
 	bool ok = true;
 	pid_t pid;
 
+	row_begin("%s into PROT_READ %s file mapping: %s", path_name(path),
+		  shared ? "MAP_SHARED" : "MAP_PRIVATE",
+		  shared ? "EIO, file unchanged" : "seen by a child forked later");
 	fd = make_file(&file_word);
 	addr = mmap(NULL, page_size(), PROT_READ, flags, fd, 0);
 	if (addr == MAP_FAILED)
@@ -105,8 +108,10 @@ static void test_poke(int flags, enum poke_path path)
 		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
 	if (pid == 0)
 		tracee(addr);
+	wait_limit(WAIT_LIMIT_S, "the tracee's stop");
 	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
 		ksft_exit_fail_msg("tracee did not stop\n");
+	wait_done();
 
 	err = poke(pid, addr, path);
 	if (shared ? err != EIO : err != 0) {
@@ -118,8 +123,10 @@ static void test_poke(int flags, enum poke_path path)
 	}
 	/* Let it run to its end, passing on the signals it stops at (SIGCHLD). */
 	ptrace(PTRACE_CONT, pid, NULL, NULL);
+	wait_limit(WAIT_LIMIT_S, "the tracee's exit");
 	while (waitpid(pid, &status, 0) == pid && WIFSTOPPED(status))
 		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(status));
+	wait_done();
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	/* The grandchild reads the poke only where the poke was allowed. */
 	if (rc != (shared ? 1 : 0)) {
@@ -131,9 +138,7 @@ static void test_poke(int flags, enum poke_path path)
 		ksft_print_msg("the file changed under a PROT_READ mapping\n");
 		ok = false;
 	}
-	ksft_test_result(ok, "%s into PROT_READ %s file mapping: %s\n",
-			 path_name(path), shared ? "MAP_SHARED" : "MAP_PRIVATE",
-			 shared ? "EIO, file unchanged" : "seen by a child forked later");
+	row_result(ok);
 	munmap(addr, page_size());
 	close(fd);
 }

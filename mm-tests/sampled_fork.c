@@ -76,7 +76,7 @@ struct fork_sample fork_once(const uint8_t *seg, size_t pages)
 	}
 	s.ns = now_ns() - t0;
 	close(fds[1]);
-	if (read(fds[0], &s.child, sizeof(s.child)) != sizeof(s.child))
+	if (!read_report(fds[0], &s.child, sizeof(s.child)))
 		ksft_exit_fail_msg("no report from the child\n");
 	close(fds[0]);
 	if (wait_child(pid))

@@ -86,15 +86,21 @@ static uint8_t *paged_out_pages(const char *desc)
 	ksft_exit_skip("MADV_PAGEOUT left pages in memory: no swap?\n");
 }
 
-/* Does @p hold @side's bytes? Reading swaps it in. */
+/*
+ * Does @p hold @side's bytes? Reading swaps it in: a swap-in the kernel
+ * retries for ever (an entry whose slot a wrong count freed) fails the
+ * row at the wait's limit.
+ */
 static bool holds(const uint8_t *p, unsigned int side)
 {
 	size_t ps = page_size(), i;
+	bool right = true;
 
-	for (i = 0; i < PAGES * ps; i++)
-		if (p[i] != page_byte(side, test_id, i / ps, i % ps))
-			return false;
-	return true;
+	wait_limit(WAIT_LIMIT_S, "the swap-in of its pages");
+	for (i = 0; i < PAGES * ps && right; i++)
+		right = p[i] == page_byte(side, test_id, i / ps, i % ps);
+	wait_done();
+	return right;
 }
 
 static void on_alarm(int sig)
@@ -217,11 +223,14 @@ static void wait_for_go(int fds[2])
 
 static void swapoff_after_fork(void)
 {
-	uint8_t *p = paged_out_pages("swapoff after fork");
 	int go[2], err, rc;
 	bool ok = true;
+	uint8_t *p;
 	pid_t pid;
 
+	row_begin("swapoff after fork finds the child's entries (fork_copy=%s)",
+		  fork_copy_policy_name());
+	p = paged_out_pages("swapoff after fork");
 	pipe_or_fail(go);
 	pid = fork_or_fail();
 	if (pid == 0) {
@@ -262,8 +271,7 @@ static void swapoff_after_fork(void)
 		ok = false;
 	}
 	munmap(p, PAGES * page_size());
-	ksft_test_result(ok, "swapoff after fork finds the child's entries (fork_copy=%s)\n",
-			 fork_copy_policy_name());
+	row_result(ok);
 }
 
 static void one_slot_many_sharers(void)
@@ -279,6 +287,8 @@ static void one_slot_many_sharers(void)
 			   "no fault-injection stack-trace filter");
 		return;
 	}
+	row_begin("one swap slot shared by %d mms, a continuation's GFP_ATOMIC try failed (fork_copy=%s)",
+		  NR_SHARERS + 1, fork_copy_policy_name());
 	p = paged_out_pages("one slot, many sharers");
 	find_text(&continuation_text);
 	pipe_or_fail(go);
@@ -313,8 +323,7 @@ static void one_slot_many_sharers(void)
 	/* no mm maps the slots now: every count must be back at zero */
 	if (swapoff_and_back())
 		ok = false;
-	ksft_test_result(ok, "one swap slot shared by %d mms, a continuation's GFP_ATOMIC try failed (fork_copy=%s)\n",
-			 NR_SHARERS + 1, fork_copy_policy_name());
+	row_result(ok);
 }
 
 /* The parent's second bytes: written after fork, over its swap entries. */
@@ -329,12 +338,15 @@ static void one_slot_many_sharers(void)
  */
 static void cow_after_swap_in(void)
 {
-	uint8_t *p = paged_out_pages("COW after swap-in, both ways");
 	struct lockstep ls;
 	bool ok = true;
+	uint8_t *p;
 	int rc;
 	pid_t pid;
 
+	row_begin("COW after swap-in, the parent writing first (fork_copy=%s)",
+		  fork_copy_policy_name());
+	p = paged_out_pages("COW after swap-in, both ways");
 	lockstep_init(&ls);
 	pid = fork_or_fail();
 	if (pid == 0) {
@@ -350,7 +362,9 @@ static void cow_after_swap_in(void)
 		ksft_print_msg("parent: its pages are not swap entries at fork\n");
 		ok = false;
 	}
+	wait_limit(WAIT_LIMIT_S, "the swap-in of its pages, written");
 	fill(p, PARENT_AGAIN, test_id, 0, PAGES * page_size());
+	wait_done();
 	say(ls.to_child[1]);
 	rc = wait_child(pid);
 	if (rc) {
@@ -362,8 +376,7 @@ static void cow_after_swap_in(void)
 		ok = false;
 	}
 	munmap(p, PAGES * page_size());
-	ksft_test_result(ok, "COW after swap-in, the parent writing first (fork_copy=%s)\n",
-			 fork_copy_policy_name());
+	row_result(ok);
 }
 
 int main(void)

@@ -201,6 +201,8 @@ int main(void)
 		ksft_exit_fail_msg("pthread_create failed\n");
 	fflush(stdout);
 
+	/* one walk for every row: its waits are the first's */
+	row_begin("fork() ends its injections");
 	for (nth = 1; nth <= MAX_NTH && injected; nth++) {
 		events = atomic_load(&fork_events);
 		pid = fork_failing(fd, nth, &injected, &err);

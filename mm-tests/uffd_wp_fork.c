@@ -62,6 +62,20 @@ static int parse(char *out, struct result *res)
 	return n;
 }
 
+/*
+ * Its run's limit, far below the runner's (docs/checks.md#bounded-waits):
+ * the wp-fork tests take about a second in the guest.
+ */
+#define RUN_LIMIT_S	60
+
+static void run_too_long(int sig)
+{
+	printf("# waited %d s for uffd-unit-tests -f wp-fork to end\n",
+	       RUN_LIMIT_S);
+	fflush(stdout);
+	_exit(KSFT_FAIL);
+}
+
 int main(void)
 {
 	static char out[1 << 16];
@@ -94,12 +108,16 @@ int main(void)
 		exit(uffd_unit_tests_main(3, argv));
 	}
 	close(fds[1]);
+	/* its tests' own waits have no limit: its whole run has one */
+	signal(SIGALRM, run_too_long);
+	alarm(RUN_LIMIT_S);
 	while (len < sizeof(out) - 1 &&
 	       (got = read(fds[0], out + len, sizeof(out) - 1 - len)) > 0)
 		len += got;
 	out[len] = '\0';
 	close(fds[0]);
 	waitpid(pid, &status, 0);
+	alarm(0);
 
 	n = parse(out, res);
 	if (!n) {

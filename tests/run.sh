@@ -431,16 +431,50 @@ mm_tests_time_out_after_complete_ktap() {
 	expect_in '^    not ok 2 (exit status) # timed out after 5 s (run.list.s limit' \
 		"$scratch/out/results.ktap"
 	expect_in '^not ok 1 late-hang # timed out after 5 s' "$scratch/out/results.ktap"
-	PYTHONPATH=$here/tools/lib python3 - "$scratch/out/results.ktap" \
-		"$build/src/linux/tools/testing/kunit" <<'PY' || fail "the model does not call it ERROR"
+	model_verdicts "$scratch/out/results.ktap" 'PASS late-hang/the only row' \
+		'ERROR late-hang/(exit status)'
+}
+
+# model_verdicts KTAP 'VERDICT PATH'...: the results model's rows of
+# run/mm-tests' KTAP are these, in this order.
+model_verdicts() {
+	local ktap=$1
+
+	shift
+	PYTHONPATH=$here/tools/lib python3 - "$ktap" \
+		"$build/src/linux/tools/testing/kunit" "$@" <<'PY' ||
 import sys
 from forklab import ktap, results
 suite = results.judge(ktap.load_parser(sys.argv[2]), 'mm-tests', sys.argv[1], None)
-got = [(r.path, r.verdict) for r in suite.rows]
-print(got, file=sys.stderr)
-assert got == [('late-hang/the only row', 'PASS'),
-	       ('late-hang/(exit status)', 'ERROR')], got
+got = ['%s %s' % (r.verdict, r.path) for r in suite.rows]
+sys.exit(0 if got == sys.argv[3:] else 'rows: %s' % got)
 PY
+		fail "the results model's rows are not: $*"
+}
+
+# A bounded wait (docs/checks.md#bounded-waits): a row that waits for a
+# child that never exits fails by its name, saying what it waited for,
+# at its wait's limit (3 s here), far below the runner's (60 s); its
+# KTAP, cut short there, keeps the rows before it, and the results model
+# calls the row FAIL and the program's end ERROR. A limit that never
+# fires, a row named wrong, or a runner that drops a cut-short KTAP's
+# rows fails here.
+tk a_wait_that_never_ends_fails_its_row
+a_wait_that_never_ends_fails_its_row() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	forklab_fixture stuck-row &&
+	printf '%s\n' 'margin 2' 'floor 3' 'keep 3' > "$scratch/durations" &&
+	expect_exit 1 "$here/tools/run/mm-tests" --list "$fixtures/uml/stuck-row.list" \
+		--bin "$scratch" --durations "$scratch/durations" --out "$scratch/out" &&
+	expect_in '^    not ok 2 the row whose child never exits # waited 3 s for the exit of child [0-9]*$' \
+		"$scratch/out/results.ktap" &&
+	expect_in '^    not ok 3 (exit status) # exit status 1, after 2 of 3 results$' \
+		"$scratch/out/results.ktap" &&
+	# exit status 1, the program's own: not the runner's "timed out"
+	expect_in '^not ok 1 stuck-row # exit status 1$' "$scratch/out/results.ktap" || return 1
+	model_verdicts "$scratch/out/results.ktap" 'PASS stuck-row/a row before it' \
+		'FAIL stuck-row/the row whose child never exits' \
+		'ERROR stuck-row/(exit status)'
 }
 
 # make durations: the last passing run's time of each program joins its
