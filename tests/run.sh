@@ -477,6 +477,20 @@ a_wait_that_never_ends_fails_its_row() {
 		'ERROR stuck-row/(exit status)'
 }
 
+# A program that skips the rest after a row (ksft_exit_skip(), exit 4)
+# is one skipped program, as configs/expected lists such programs, not a
+# KTAP cut short whose end is a failed '(exit status)' row.
+tk a_skip_after_rows_is_the_programs_skip
+a_skip_after_rows_is_the_programs_skip() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	static_fixture skip-after-row &&
+	expect_exit 0 "$here/tools/run/mm-tests" --list "$fixtures/uml/skip-after-row.list" \
+		--bin "$scratch" --out "$scratch/out" &&
+	expect_in '^ok 1 skip-after-row # SKIP' "$scratch/out/results.ktap" &&
+	! grep -q '(exit status)' "$scratch/out/results.ktap" ||
+		fail "the skip is a cut-short KTAP: $(cat "$scratch/out/results.ktap")"
+}
+
 # make durations: the last passing run's time of each program joins its
 # line (the oldest dropped past keep), other lines stay; a run that did
 # not pass is not recorded.
