@@ -782,8 +782,10 @@ int main(int argc, char **argv)
 	if (pid < 0 || wait_child(pid))
 		ksft_exit_fail_msg("fork without injection failed\n");
 	/* Reading the untouched mapping maps the zero page: do it once now. */
+	wait_limit(WAIT_LIMIT_S, "the parent's reads of its own pages");
 	if (!parent_all_intact())
 		ksft_exit_fail_msg("the parent's memory changed without injection\n");
+	wait_done();
 	/* Twice: the first time, fopen() and opendir() may grow the heap. */
 	read_memfree(before);
 	read_counters(before);

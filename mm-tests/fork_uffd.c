@@ -182,6 +182,7 @@ struct monitor {
 	uint8_t *page;		/* what UFFDIO_COPY copies from */
 	const char *wrong;	/* NULL: it served the child's ranges */
 	int fork_events, faults;
+	bool forked;		/* fork() returned in the parent */
 };
 
 /* Serve one fault of the child's: the page's CHILD_SIDE bytes. */
@@ -236,6 +237,13 @@ static void *monitor(void *arg)
 			}
 		}
 	}
+	/*
+	 * A fork that never returns waits killable (for its event to be
+	 * taken): no alarm of the row's ends that, this thread's exit does.
+	 */
+	if (!__atomic_load_n(&mon->forked, __ATOMIC_ACQUIRE))
+		row_timed_out("the fork to return, its events taken",
+			      MONITOR_WAIT / 1000);
 	if (!mon->fork_events)
 		mon->wrong = "no UFFD_EVENT_FORK on the parent's uffd";
 	for (i = 1; i < nfds; i++)
@@ -262,6 +270,7 @@ static void with_event_fork(void)
 	pid = fork_or_fail();
 	if (pid == 0)
 		child_reads(mon.range, true, CHILD_SIDE);
+	__atomic_store_n(&mon.forked, true, __ATOMIC_RELEASE);
 	rc = wait_child(pid);
 	pthread_join(thread, NULL);
 	if (mon.wrong)
@@ -559,7 +568,7 @@ static bool poisoned_loads_fault(void)
 	size_t ps = page_size();
 	uint8_t *p = mmap(NULL, ps, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	bool parent;
+	bool parent, faulted;
 	pid_t pid;
 
 	if (p == MAP_FAILED)
@@ -568,7 +577,10 @@ static bool poisoned_loads_fault(void)
 	reg.range.len = poison.range.len = ps;
 	if (ioctl(uffd, UFFDIO_REGISTER, &reg) || ioctl(uffd, UFFDIO_POISON, &poison))
 		ksft_exit_fail_msg("UFFDIO_REGISTER, UFFDIO_POISON: %s\n", strerror(errno));
+	/* a load that a lost marker leaves waiting on the uffd: the limit */
+	wait_limit(WAIT_LIMIT_S, "a load of the poisoned page to fault");
 	parent = load_or_sigbus(p) < 0;
+	wait_done();
 	if (!parent)
 		ksft_print_msg("parent: a load of the poisoned page did not fault\n");
 	pid = fork_or_fail();
@@ -579,7 +591,10 @@ static bool poisoned_loads_fault(void)
 		parent = false;
 	}
 	/* fork must leave the parent's marker as it was */
-	if (load_or_sigbus(p) >= 0) {
+	wait_limit(WAIT_LIMIT_S, "a load of the poisoned page to fault, after the fork");
+	faulted = load_or_sigbus(p) < 0;
+	wait_done();
+	if (!faulted) {
 		ksft_print_msg("parent, after the fork: a load of the poisoned page did not fault\n");
 		parent = false;
 	}

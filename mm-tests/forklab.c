@@ -746,15 +746,18 @@ void row_timed_out(const char *what, unsigned int secs)
 
 /*
  * SIGALRM ends the row from inside a blocking call (waitpid(), read() of
- * a pipe or a uffd) or from a fault the kernel retries for ever: not from
- * inside stdio, which no wait calls. The innermost wait's limit is the
- * first to pass.
+ * a pipe or a uffd) or from a fault the kernel retries for ever. A wait
+ * that prints (a row's diagnostics) could be interrupted inside stdio;
+ * the handler's printf() would then wait for the lock it holds: the
+ * program's limit ends that. The innermost wait's limit is the first to
+ * pass.
  */
 static void limit_passed(int sig)
 {
 	struct wait *w = &waits[nr_waits - 1];
 
-	row_timed_out(w->what, w->secs);
+	if (nr_waits)	/* else an alarm that wait_done() was ending */
+		row_timed_out(w->what, w->secs);
 }
 
 /* The innermost wait's alarm, for what is left of it; none: SIG_DFL. */
@@ -797,10 +800,13 @@ void wait_limit(unsigned int secs, const char *what)
 	if (nr_waits == MAX_WAITS)
 		ksft_exit_fail_msg("%s(%s): %d waits already\n", __func__,
 				   what, nr_waits);
-	w = &waits[nr_waits++];
+	/* the entry whole before the count shows it to limit_passed() */
+	alarm(0);
+	w = &waits[nr_waits];
 	snprintf(w->what, sizeof(w->what), "%s", what);
 	w->since = time(NULL);
 	w->secs = scaled_limit(secs);
+	nr_waits++;
 	arm_innermost();
 }
 
@@ -808,6 +814,7 @@ void wait_done(void)
 {
 	if (!in_rows_thread())
 		return;
+	alarm(0);
 	if (nr_waits)
 		nr_waits--;
 	arm_innermost();

@@ -416,7 +416,8 @@ const char *row_in_progress(void);
 
 /*
  * From now on @pid prints the rows (a program that goes on in a child of
- * its own): its waits have the limits, this process's none.
+ * its own): its waits have the limits, this process's none. 0: no
+ * process (a benchmark, which has no rows: the runner's limit is its).
  */
 void rows_printed_by(pid_t pid);
 

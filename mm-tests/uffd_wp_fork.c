@@ -68,20 +68,24 @@ static int parse(char *out, struct result *res)
  */
 #define RUN_LIMIT_S	60
 
+/* What uffd-unit-tests printed: at its limit, what it printed so far. */
+static char out[1 << 16];
+static size_t len;
+
 static void run_too_long(int sig)
 {
-	printf("# waited %d s for uffd-unit-tests -f wp-fork to end\n",
+	printf("# waited %d s for uffd-unit-tests -f wp-fork to end; it printed:\n",
 	       RUN_LIMIT_S);
 	fflush(stdout);
+	if (write(1, out, len) < 0)
+		_exit(KSFT_FAIL);
 	_exit(KSFT_FAIL);
 }
 
 int main(void)
 {
-	static char out[1 << 16];
 	static struct result res[MAX_RESULTS];
 	static char *argv[] = { "uffd-unit-tests", "-f", "wp-fork", NULL };
-	size_t len = 0;
 	ssize_t got;
 	int fds[2], n, i, status;
 	pid_t pid;

@@ -149,6 +149,9 @@ int main(int argc, char **argv)
 	char start[32];
 	int opt;
 
+	/* no rows: its waits (a child reading 1 GiB) are the runner's to bound */
+	rows_printed_by(0);
+
 	while ((opt = getopt(argc, argv, "k:p:")) != -1) {
 		if (opt == 'p') {
 			list = optarg;

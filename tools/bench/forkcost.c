@@ -646,6 +646,9 @@ int main(int argc, char **argv)
 	int opt, b = -1;
 	const char *cmd;
 
+	/* no rows: its waits (a child reading 1 GiB) are the runner's to bound */
+	rows_printed_by(0);
+
 	while ((opt = getopt(argc, argv, "k:")) != -1) {
 		if (!whole_in(optarg, 1, MAX_FORKS))
 			return print_usage();
