@@ -48,7 +48,7 @@ KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree build test test-loaded kunit mm-tests policies coverage test-tools \
 	check durations \
-	lint results expected report merge repeat stress mutate mutate-tools ci-share museum live-reports bench help clean
+	lint results expected report compare save merge repeat stress mutate mutate-tools ci-share museum live-reports bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test $(if $(GATE),coverage)
@@ -81,6 +81,10 @@ help:
 	@echo "make results    'N passed, N failed, N skipped' over every suite"
 	@echo "make expected   write configs/expected anew from the last run of each suite (review its diff)"
 	@echo "make report     build/report/index.html: results, coverage gate, mutants (tools/judge/report)"
+	@echo "make compare A=RUN B=RUN  the rows whose verdict differs from run A to run B (a"
+	@echo "                results folder, or a NAME of make save); build/compare.json;"
+	@echo "                exit 1 when B regressed (tools/judge/compare)"
+	@echo "make save NAME=NAME  keep the target's results in build/runs/NAME, for A= or B="
 	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
 	@echo "make mutate     every mutants/*.patch must be killed (tools/run/mutants)"
@@ -228,6 +232,16 @@ report:
 
 results:
 	@tools/judge/results
+
+# Two runs' rows whose verdict differs (A= and B=: a results folder, or a
+# run make save kept); exit status 1 when B has a regression against A.
+compare:
+	@tools/judge/compare "A=$(A)" "B=$(B)"
+
+# The target's results kept as build/runs/NAME: a run to compare later
+# runs against, whatever make check writes over RES.
+save:
+	@tools/judge/compare --save "$(NAME)" $(RES)
 
 # configs/expected written anew from the last run of each suite: review
 # its diff (git diff configs/expected) as what the change did to the rows.
