@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# tests/judge.sh: the tests of tools/judge/: coverage-gate, rows,
+# tests/judge.sh: the tests of tools/judge/: coverage-gate, rows, compare,
 # console-scan and results, on fixture files.
 # Sourced by tests/run (t, tk, expect_exit, ... are its).
 
@@ -154,6 +154,233 @@ rows_walks_every_row() {
 	one_line_stderr &&
 	KUNIT_DIR=$scratch/none expect_exit 2 "$here/tools/judge/rows" "$log" &&
 	one_line_stderr
+}
+
+# judge/compare on two runs of tests/fixtures/compare/: b/ differs from
+# a/ in each kind of change. Its KUnit suite: a row that fails (to_fail),
+# one that passes (to_pass), one that skips (to_skip), one that skips for
+# another reason (skip_reason), one gone, one new, a failure that became
+# a timeout (to_error), a skip and a failure that stay. Its user-space
+# suite: a row whose numbers change and verdict stays (no leak), one
+# whose numbers and verdict change (injections), the second of two rows
+# of one name failing, a new program that fails, and a 'kernel' file
+# beside the log (make save keeps it). museum: in a/ only; policies/
+# always: in b/ only.
+compare_runs=$fixtures/compare
+
+# judge_compare ARG...: judge/compare, its JSON in the scratch directory.
+judge_compare() {
+	BUILD=$scratch/build KUNIT_DIR=$results_kunit "$here/tools/judge/compare" \
+		--out "$scratch/compare.json" "$@"
+}
+
+# A tool that misses a kind of change, names it for another, pairs a
+# row with the wrong one (the second of a name with the first, a row
+# whose count changed with none), or loses a suite that one run lacks.
+t compare_names_each_kind_of_change
+compare_names_each_kind_of_change() {
+	local p='judge/compare'
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	expect_exit 1 judge_compare "A=$compare_runs/a" "B=$compare_runs/b"
+	cat > "$scratch/want" <<-EOF
+	$p: kunit: PASS->FAIL cmp_suite/to_fail: A PASS, B FAIL [regression]
+	$p: kunit: FAIL->PASS cmp_suite/to_pass: A FAIL, B PASS
+	$p: kunit: skip cmp_suite/to_skip: A PASS, B SKIP (no uffd-wp)
+	$p: kunit: skip cmp_suite/skip_reason: A SKIP (no THP), B SKIP (no hugetlb)
+	$p: kunit: gone cmp_suite/gone_case: A PASS, B none
+	$p: kunit: failure changed cmp_suite/to_error: A FAIL, B ERROR (timed out after 30 s) [regression]
+	$p: kunit: new cmp_suite/new_case: A none, B PASS
+	$p: kunit (9 rows in A, 9 rows in B): 1 PASS->FAIL, 1 FAIL->PASS, 1 new, 1 gone, 2 skip, 1 failure changed; 2 regressions
+	$p: mm-tests: PASS->FAIL prog/fork() ends its injections (55 points) (in A: prog/fork() ends its injections (52 points)): A PASS, B FAIL [regression]
+	$p: mm-tests: PASS->FAIL prog/repeated: A PASS, B FAIL [regression]
+	$p: mm-tests: new newprog/first: A none, B FAIL [regression]
+	$p: mm-tests (4 rows in A, 5 rows in B): 2 PASS->FAIL, 0 FAIL->PASS, 1 new, 0 gone, 0 skip, 0 failure changed; 3 regressions
+	$p: museum: gone 01-exhibit: A PASS, B none
+	$p: museum (1 row in A, no rows in B): 0 PASS->FAIL, 0 FAIL->PASS, 0 new, 1 gone, 0 skip, 0 failure changed; 0 regressions
+	$p: mm-tests-always: new prog/first: A none, B PASS
+	$p: mm-tests-always (no rows in A, 1 row in B): 0 PASS->FAIL, 0 FAIL->PASS, 1 new, 0 gone, 0 skip, 0 failure changed; 0 regressions
+	$p: 4 suites: 3 PASS->FAIL, 1 FAIL->PASS, 3 new, 2 gone, 2 skip, 1 failure changed; 5 regressions
+	$p: JSON: $scratch/compare.json
+	EOF
+	cmp -s "$scratch/want" "$scratch/stdout" ||
+		fail "a against b: $(diff "$scratch/want" "$scratch/stdout" | tr '\n' ' ')"
+	# A and B as plain arguments, in that order
+	expect_exit 1 judge_compare "$compare_runs/a" "$compare_runs/b"
+	cmp -s "$scratch/want" "$scratch/stdout" || fail "A B without A= and B= is another comparison"
+}
+
+# Two runs of the same rows (a/ and b/ each against a copy of itself):
+# no row printed, every count 0, exit 0, though both have failing rows
+# and a name twice. A tool that pairs each row of a name with the first
+# of it, or calls a failure that stays a regression, fails here.
+t compare_of_identical_runs_is_empty
+compare_of_identical_runs_is_empty() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local run
+	for run in a b; do
+		cp -a "$compare_runs/$run" "$scratch/copy-$run"
+		expect_exit 0 judge_compare "A=$compare_runs/$run" "B=$scratch/copy-$run"
+		! grep -v ': [0-9]* suites: \| rows\{0,1\} in B): \|: JSON: ' "$scratch/stdout" ||
+			fail "$run against its copy printed a row"
+		grep -c ' 0 PASS->FAIL, 0 FAIL->PASS, 0 new, 0 gone, 0 skip, 0 failure changed; 0 regressions$' \
+			"$scratch/stdout" > "$scratch/zeros" || true
+		[ "$(cat "$scratch/zeros")" = "$(($(grep -c . "$scratch/stdout") - 1))" ] ||
+			fail "$run against its copy: a count is not 0: $(cat "$scratch/stdout")"
+	done
+}
+
+# The exit status is B's regressions against A: a row B fails that A
+# passed, skipped, failed otherwise or did not have. A run better than
+# A (a row fixed, a row gone, a skip for another reason) is none; a
+# failure that stays is none.
+t compare_fails_on_regressions_only
+compare_fails_on_regressions_only() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local a=$compare_runs/a b=$scratch/b
+	# each change in a run of its own, from a copy of a/
+	change() {
+		rm -rf "$b"
+		cp -a "$a" "$b"
+		sed -i "$1" "$b/$2"
+	}
+	change 's/^    not ok 3 to_pass$/    ok 3 to_pass/; /gone_case/d; s/# SKIP no THP/# SKIP no hugetlb/' kunit.ktap
+	expect_exit 0 judge_compare "A=$a" "B=$b"
+	expect_in '; 0 regressions$' "$scratch/stdout"
+	change 's/^    ok 8 same_skip # SKIP no PAT$/    not ok 8 same_skip/' kunit.ktap
+	expect_exit 1 judge_compare "A=$a" "B=$b"
+	expect_in '^judge/compare: kunit: skip cmp_suite/same_skip: A SKIP (no PAT), B FAIL \[regression\]$' "$scratch/stdout"
+	change 's/^    not ok 9 same_fail$/    not ok 9 same_fail # timed out after 9 s/' kunit.ktap
+	expect_exit 1 judge_compare "A=$a" "B=$b"
+	expect_in '^judge/compare: kunit: failure changed cmp_suite/same_fail: A FAIL, B ERROR (timed out after 9 s) \[regression\]$' \
+		"$scratch/stdout"
+	change '$a\    KTAP version 1\n    # Subtest: newprog\n    1..1\n    not ok 1 first\nnot ok 2 newprog' \
+		mm-tests/results.ktap
+	sed -i 's/^1\.\.1$/1..2/' "$b/mm-tests/results.ktap"
+	expect_exit 1 judge_compare "A=$a" "B=$b"
+	expect_in '^judge/compare: mm-tests: new newprog/first: A none, B FAIL \[regression\]$' "$scratch/stdout"
+	# a log B has no KTAP in, or an empty one (a kernel that did not
+	# boot): its suite did not complete
+	change 's/.*/no KTAP here/' mm-tests/results.ktap
+	expect_exit 1 judge_compare "A=$a" "B=$b"
+	expect_in '^judge/compare: mm-tests: new (no results): A none, B ERROR (.*) \[regression\]$' "$scratch/stdout"
+	: > "$b/mm-tests/results.ktap"
+	expect_exit 1 judge_compare "A=$a" "B=$b"
+	expect_in '^judge/compare: mm-tests: new (no results): A none, B MISSING (.*) \[regression\]$' "$scratch/stdout"
+}
+
+# The JSON judge/report is to show: every changed row with its path, its
+# verdict in A and in B, its kind; counts per suite and over all; in the
+# file --out names (default BUILD/compare.json), written whole.
+t compare_writes_its_json
+compare_writes_its_json() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	rm -f "$scratch/build/compare.json"
+	expect_exit 1 judge_compare "A=$compare_runs/a" "B=$compare_runs/b"
+	[ ! -e "$scratch/build/compare.json" ] || fail "--out FILE wrote the default too"
+	python3 - "$scratch/compare.json" "$compare_runs" <<'PY' || fail "the JSON is not the comparison printed"
+import json, os, sys
+doc = json.load(open(sys.argv[1]))
+runs = sys.argv[2]
+assert doc['a'] == os.path.join(runs, 'a') and doc['b'] == os.path.join(runs, 'b'), doc
+assert doc['regressions'] == 5, doc['regressions']
+assert doc['counts'] == {'PASS->FAIL': 3, 'FAIL->PASS': 1, 'new': 3, 'gone': 2,
+			 'skip': 2, 'failure changed': 1}, doc['counts']
+assert list(doc['suites']) == ['kunit', 'mm-tests', 'museum', 'mm-tests-always'], list(doc['suites'])
+museum = doc['suites']['museum']
+assert (museum['rows_a'], museum['rows_b']) == (1, None), museum
+rows = {(s, r['path']): r for s, suite in doc['suites'].items() for r in suite['rows']}
+assert len(rows) == 12, rows
+want = {('kunit', 'cmp_suite/to_fail'): ('PASS', 'FAIL', 'PASS->FAIL', True),
+	('kunit', 'cmp_suite/skip_reason'): ('SKIP', 'SKIP', 'skip', False),
+	('kunit', 'cmp_suite/gone_case'): ('PASS', None, 'gone', False),
+	('mm-tests', 'newprog/first'): (None, 'FAIL', 'new', True),
+	('mm-tests-always', 'prog/first'): (None, 'PASS', 'new', False)}
+for key, (a, b, kind, regression) in want.items():
+	r = rows[key]
+	assert (r['a'], r['b'], r['kind'], r['regression']) == (a, b, kind, regression), r
+assert rows['kunit', 'cmp_suite/skip_reason']['why_b'] == 'no hugetlb'
+moved = rows['mm-tests', 'prog/fork() ends its injections (55 points)']
+assert moved['path_a'] == 'prog/fork() ends its injections (52 points)', moved
+assert rows['kunit', 'cmp_suite/to_fail']['path_a'] is None
+PY
+	# the default: BUILD/compare.json
+	BUILD=$scratch/build KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/compare" \
+		"A=$compare_runs/a" "B=$compare_runs/a"
+	python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["suites"]["kunit"]["rows"] == []' \
+		"$scratch/build/compare.json" || fail "no BUILD/compare.json of a against a"
+}
+
+# A run that is not one (a folder without a suite log, a saved name
+# nobody saved, one run only): one error line, exit 2, no JSON; not a
+# comparison with nothing, which would call every row gone or new.
+t compare_refuses_bad_runs
+compare_refuses_bad_runs() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	rm -f "$scratch/compare.json"
+	mkdir -p "$scratch/empty"
+	expect_exit 2 judge_compare "A=$scratch/empty" "B=$compare_runs/b"
+	one_line_stderr
+	expect_in '^judge/compare: error: .*/empty: no suite log in it' "$scratch/stderr"
+	expect_exit 2 judge_compare "A=$compare_runs/a" "B=$scratch/empty"
+	one_line_stderr
+	expect_exit 2 judge_compare "A=$compare_runs/a" B=never-saved
+	one_line_stderr
+	expect_in '^judge/compare: error: never-saved: no results folder and no saved run' "$scratch/stderr"
+	expect_exit 2 judge_compare "A=$compare_runs/a"
+	one_line_stderr
+	expect_exit 2 judge_compare "A=$compare_runs/a" "B=$compare_runs/b" "$compare_runs/b"
+	one_line_stderr
+	[ ! -e "$scratch/compare.json" ] || fail "a refused comparison wrote its JSON"
+	KUNIT_DIR=$scratch/none expect_exit 2 "$here/tools/judge/compare" \
+		--out "$scratch/compare.json" "A=$compare_runs/a" "B=$compare_runs/b"
+	one_line_stderr
+}
+
+# make save: the suite logs of a results folder and the files the model
+# reads beside them (a binary kernel's 'kernel', a chosen run's
+# 'selected') in BUILD/runs/NAME, which A= and B= then name. A name
+# taken, or one that is no file name, is refused in one line, and
+# nothing is written.
+t save_keeps_a_run_whole
+save_keeps_a_run_whole() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local runs=$scratch/build/runs
+	rm -rf "$runs"
+	expect_exit 0 judge_compare --save before "$compare_runs/b"
+	expect_in "^judge/compare: saved 3 suite logs of .* as before: $runs/before\$" "$scratch/stdout"
+	(cd "$compare_runs/b" && find . -type f | LC_ALL=C sort) > "$scratch/want"
+	(cd "$runs/before" && find . -type f | LC_ALL=C sort) > "$scratch/got"
+	cmp -s "$scratch/want" "$scratch/got" ||
+		fail "saved: $(diff "$scratch/want" "$scratch/got" | tr '\n' ' ')"
+	diff -r "$compare_runs/b" "$runs/before" > /dev/null || fail "the saved logs differ"
+	expect_exit 0 judge_compare --save a-run "$compare_runs/a"
+	expect_in 'selected' <(cd "$runs/a-run" && find . -type f)
+	expect_exit 1 judge_compare A=a-run B=before
+	cmp -s <(grep -v ': JSON: ' "$scratch/stdout") \
+		<(judge_compare "A=$compare_runs/a" "B=$compare_runs/b" | grep -v ': JSON: ') ||
+		fail "saved runs compare otherwise than their folders"
+	# a name taken: refused, the saved run as it was
+	expect_exit 2 judge_compare --save before "$compare_runs/a"
+	one_line_stderr
+	expect_in 'before: a run is saved under that name already' "$scratch/stderr"
+	diff -r "$compare_runs/b" "$runs/before" > /dev/null || fail "a refused save changed the saved run"
+	for name in '' ../up .hidden 'a b' -x; do
+		expect_exit 2 judge_compare --save "$name" "$compare_runs/a"
+		one_line_stderr
+	done
+	mkdir -p "$scratch/empty"
+	expect_exit 2 judge_compare --save empty "$scratch/empty"
+	one_line_stderr
+	find "$runs" -mindepth 1 -maxdepth 1 -printf '%f\n' | LC_ALL=C sort > "$scratch/left"
+	[ "$(cat "$scratch/left")" = "$(printf 'a-run\nbefore')" ] ||
+		fail "a refused save left something: $(tr '\n' ' ' < "$scratch/left")"
+	[ ! -e "$scratch/build/up" ] || fail "--save ../up wrote outside BUILD/runs"
 }
 
 scan() { "$here/tools/judge/console-scan" "$@"; }

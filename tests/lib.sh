@@ -75,7 +75,7 @@ tools_reject_bad_arguments() {
 	local tool
 	for tool in setup/deps setup/prepare-tree judge/coverage judge/results \
 		bench/build-times run/mutants judge/console-scan run/stress run/repeat \
-		judge/rows lib/target; do
+		judge/rows judge/compare lib/target; do
 		expect_exit 2 "$here/tools/$tool" --no-such-flag &&
 		one_line_stderr || return 1
 	done
