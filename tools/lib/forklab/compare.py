@@ -344,8 +344,10 @@ def main(argv):
 		key, eq, value = run.partition('=')
 		if not (eq and key in order):
 			key, value = (order or ['?'])[0], run
-		if key not in order or not value:
-			ap.error(f'want two runs, A=RUN B=RUN, not {run!r}')
+		if key not in order:
+			ap.error(f'want two runs, A=RUN B=RUN: {run!r} is one more')
+		if not value:
+			ap.error(f'{key}= names no run (want a results folder or a saved NAME)')
 		order.remove(key)
 		named[key] = value
 	if order:
