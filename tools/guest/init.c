@@ -15,6 +15,11 @@
  *   /dev/ubda, /dev/vda   if there is one, swap space (mkswap'ed)
  *   /forklab/gcov/        if there is one, where the guest's gcov data
  *                         (debugfs, CONFIG_GCOV_KERNEL) is copied at the end
+ *   /forklab/console      if there is one (uml-run --shell): the program (a
+ *                         shell) runs on the console's terminal instead of
+ *                         the files around this line, and halt, poweroff
+ *                         and reboot (busybox's: a signal to pid 1) end
+ *                         the guest
  *   /forklab/stdout       written here: what it wrote on stdout,
  *   /forklab/stderr                     on stderr,
  *   /forklab/status                     and how it ended ("exit N",
@@ -45,12 +50,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #define MAX_ARGS	256
@@ -264,6 +271,90 @@ static void redirect(const char *path, int flags, int to)
 	close(fd);
 }
 
+#define CONSOLE_MODE	"/forklab/console"
+
+/*
+ * The console's terminal: the device /dev/console stands for, the last
+ * name /sys/class/tty/console/active lists (ttyS0 on x86_64, tty0 on
+ * UML); /dev/console if none.
+ */
+static void console_dev(char *dev, size_t size)
+{
+	char names[256] = "", *name;
+	int fd = open("/sys/class/tty/console/active", O_RDONLY);
+	ssize_t n;
+
+	snprintf(dev, size, "/dev/console");
+	if (fd < 0)
+		return;
+	n = read(fd, names, sizeof(names) - 1);
+	names[n > 0 ? n : 0] = '\0';
+	close(fd);
+	names[strcspn(names, "\n")] = '\0';
+	name = strrchr(names, ' ');
+	name = name ? name + 1 : names;
+	if (*name)
+		snprintf(dev, size, "/dev/%s", name);
+}
+
+/*
+ * The program's stdin, stdout and stderr on the console's terminal, its
+ * controlling terminal (job control, ^C). /dev/console itself can be no
+ * controlling terminal; it is the fallback.
+ */
+static void to_console(void)
+{
+	char dev[300];
+	int fd;
+
+	console_dev(dev, sizeof(dev));
+	if (setsid() < 0)
+		fail("setsid");
+	fd = open(dev, O_RDWR);
+	if (fd < 0)
+		fd = open("/dev/console", O_RDWR);
+	if (fd < 0)
+		fail(dev);
+	if (ioctl(fd, TIOCSCTTY, 0))
+		dprintf(fd, "init: %s: no controlling terminal: %s\n", dev, strerror(errno));
+	if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		fail(dev);
+	if (fd > 2)
+		close(fd);
+}
+
+/*
+ * The shell gone (killed, if it still runs), a new line on its terminal,
+ * after what it wrote (a prompt): the lines that close the run start a
+ * line of their own on the console, where tools/judge/console-scan
+ * reads them.
+ */
+static void end_console(pid_t pid)
+{
+	char dev[300];
+	int fd;
+
+	if (kill(pid, SIGKILL) == 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	console_dev(dev, sizeof(dev));
+	fd = open(dev, O_WRONLY | O_NOCTTY);
+	if (fd < 0)
+		return;
+	if (write(fd, "\n", 1) != 1)
+		dprintf(2, "init: %s: %s\n", dev, strerror(errno));
+	tcdrain(fd);
+	close(fd);
+}
+
+/*
+ * halt, poweroff, reboot: busybox sends SIGUSR1, SIGUSR2, SIGTERM to pid
+ * 1. Caught, each ends init's wait() with EINTR; that is all it does.
+ */
+static void on_power_signal(int sig)
+{
+}
+
 #define MODULE_ORDER	"/modules/order"
 #define NEW_ROOT	"/root"
 
@@ -340,7 +431,7 @@ static void switch_to_root(void)
 int main(void)
 {
 	char *argv[MAX_ARGS + 1];
-	int status;
+	int status, on_console;
 	pid_t pid;
 
 	if (access(MODULE_ORDER, R_OK) == 0)
@@ -377,13 +468,26 @@ int main(void)
 		power_off();
 	}
 
+	on_console = access(CONSOLE_MODE, F_OK) == 0;
+	if (on_console) {
+		/* No SA_RESTART: the signal ends wait() below. */
+		struct sigaction sa = { .sa_handler = on_power_signal };
+
+		sigaction(SIGUSR1, &sa, NULL);
+		sigaction(SIGUSR2, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	pid = fork();
 	if (pid < 0)
 		fail("fork");
 	if (pid == 0) {
-		redirect("/forklab/stdin", O_RDONLY, 0);
-		redirect("/forklab/stdout", O_WRONLY | O_CREAT | O_TRUNC, 1);
-		redirect("/forklab/stderr", O_WRONLY | O_CREAT | O_TRUNC, 2);
+		if (on_console) {
+			to_console();
+		} else {
+			redirect("/forklab/stdin", O_RDONLY, 0);
+			redirect("/forklab/stdout", O_WRONLY | O_CREAT | O_TRUNC, 1);
+			redirect("/forklab/stderr", O_WRONLY | O_CREAT | O_TRUNC, 2);
+		}
 		if (chdir("/tmp"))
 			_exit(125);
 		execv("/prog", argv);
@@ -397,9 +501,17 @@ int main(void)
 
 		if (done == pid)
 			break;
+		/* poweroff in the shell: a guest ended as asked, status 0. */
+		if (done < 0 && errno == EINTR && on_console) {
+			end_console(pid);
+			report(0, "exit 0");
+			power_off();
+		}
 		if (done < 0 && errno != EINTR)
 			fail("wait");
 	}
+	if (on_console)
+		end_console(pid);
 	if (WIFEXITED(status))
 		report(WEXITSTATUS(status), "exit %d", WEXITSTATUS(status));
 	else
