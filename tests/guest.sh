@@ -165,3 +165,106 @@ qemu_run_tells_a_notice_from_a_warning() {
 	[ -f "$image" ] || { skip "no x86_64 kernel yet ('make test ARCH=x86_64' builds it)"; return; }
 	guest_gate "$here/tools/guest/qemu-run"
 }
+
+# kernel_banner IMAGE: "RELEASE #N", the release and build number its
+# /proc/version shows: a bzImage's header (file), UML's linux_banner.
+kernel_banner() {
+	{
+		file -bL "$1" | sed -n 's/.*, version \([^ ]*\) .* \(#[0-9][0-9]*\) .*/\1 \2/p'
+		strings -a "$1" | sed -n 's/^Linux version \([^ ]*\) .* \(#[0-9][0-9]*\) .*/\1 \2/p'
+	} | head -n 1
+}
+
+# pane_shows REGEX SECONDS: the tmux pane ($tmux) has a line matching
+# REGEX within SECONDS; else fail, with what it showed.
+pane_shows() {
+	local i
+	for ((i = 0; i < $2 * 5; i++)); do
+		! "${tmux[@]}" capture-pane -p -J -S - 2> /dev/null | grep -q -- "$1" || return 0
+		sleep 0.2
+	done
+	fail "no '$1' on the terminal in $2 s: $(pane_tail)"
+}
+
+# pane_tail: the last lines the pane ($tmux) shows, and the runner's stderr.
+pane_tail() {
+	"${tmux[@]}" capture-pane -p -J -S - 2> /dev/null | grep -v '^$' | tail -n 8
+	cat "$scratch/shell.err" 2> /dev/null
+}
+
+# guest_shell_end TMUX...: guest_shell's session ended, its run's
+# directory removed.
+guest_shell_end() {
+	local kept
+
+	"$@" kill-server 2> /dev/null || return 0
+	sleep 1
+	kept=$(sed -n 's|^guest/[a-z]*-run: kept ||p' "$scratch/shell.err" 2> /dev/null)
+	[ -z "$kept" ] || rm -rf "$kept"
+}
+
+# guest_shell RUNNER IMAGE SECONDS: 'RUNNER --shell' in a detached tmux
+# session (a server of its own), driven as a user at a terminal drives
+# it: a prompt within SECONDS; a command whose answer only the guest
+# gives (IMAGE's release and build number in /proc/version, the shell's
+# arithmetic: forklab-42, which the typed line does not hold); poweroff;
+# then the runner exited 0 within SECONDS and no process of its run is
+# left. A runner that gave no terminal (no prompt, no echo of what was
+# typed), ran the shell on the host, mounted no /proc, or hung at
+# poweroff fails here.
+guest_shell() {
+	local runner=$1 image=$2 limit=$3 banner kept='' left i
+	local -a tmux=(tmux -S "$scratch/tmux.sock")
+	command -v tmux > /dev/null || { skip "no tmux (make deps installs it)"; return; }
+	banner=$(kernel_banner "$image")
+	[ -n "$banner" ] || fail "no release and build number in $image"
+	# Whatever stops the test, the session goes (SIGHUP ends the
+	# runner), and the run's directory.
+	rm -f "$scratch/shell.rc" "$scratch/shell.err"
+	trap 'guest_shell_end "${tmux[@]}"' EXIT
+	"${tmux[@]}" new-session -d -x 200 -y 50 "$(printf '%q ' env BUILD="$build" \
+		"$runner" --shell --keep --timeout $((limit * 4)))2> $(printf '%q' \
+		"$scratch/shell.err"); echo \$? > $(printf '%q' "$scratch/shell.rc")"
+	pane_shows '^forklab-[a-z0-9_]*:/tmp# $' "$limit"
+	"${tmux[@]}" send-keys 'cat /proc/version; echo forklab-$((6*7))' Enter
+	pane_shows '^forklab-42$' 30
+	# The shell's next prompt: it reads again.
+	pane_shows '^forklab-[a-z0-9_]*:/tmp# $' 30
+	"${tmux[@]}" capture-pane -p -J -S - | sed -n '/# cat \/proc\/version; echo forklab-\$((6\*7))$/,$p' \
+		> "$scratch/pane"
+	expect_in "^Linux version ${banner% *} .* ${banner#* } " "$scratch/pane"
+	expect_in '^forklab-42$' "$scratch/pane"
+	"${tmux[@]}" send-keys 'poweroff' Enter
+	for ((i = 0; i < limit * 5; i++)); do
+		[ ! -s "$scratch/shell.rc" ] || break
+		sleep 0.2
+	done
+	[ -s "$scratch/shell.rc" ] || fail "the runner still runs $limit s after poweroff: $(pane_tail)"
+	[ "$(cat "$scratch/shell.rc")" = 0 ] ||
+		fail "exit $(cat "$scratch/shell.rc") after poweroff, want 0: $(cat "$scratch/shell.err")"
+	kept=$(sed -n 's|^guest/[a-z]*-run: kept ||p' "$scratch/shell.err")
+	[ -d "$kept" ] || fail "no run directory kept: $(cat "$scratch/shell.err")"
+	# The pattern from a file: grep's own command line must not match it.
+	echo "$kept" > "$scratch/pattern"
+	rm -rf "$kept"
+	for ((i = 0; i < 25; i++)); do
+		left=$(grep -lasF -f "$scratch/pattern" /proc/[0-9]*/cmdline) || break
+		sleep 0.2
+	done
+	[ -z "$left" ] || fail "processes of the run still there 5 s after it ended: $left"
+}
+
+tk uml_run_gives_a_shell
+uml_run_gives_a_shell() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	guest_shell "$here/tools/guest/uml-run" "$kernel" 30
+}
+
+# The same in the x86_64 guest, when its kernel is built.
+tk qemu_run_gives_a_shell
+qemu_run_gives_a_shell() {
+	local image
+	image=$("$here/tools/lib/target" x86_64 0 image)
+	[ -f "$image" ] || { skip "no x86_64 kernel yet ('make test ARCH=x86_64' builds it)"; return; }
+	guest_shell "$here/tools/guest/qemu-run" "$image" 90
+}
