@@ -6,7 +6,7 @@
 # Sourced by tests/run (t, tk, expect_exit, ... are its).
 
 # Bad input: one error line, exit 125 (not a status PROG could have), and
-# nothing booted.
+# nothing booted. --shell takes no PROG, and a terminal.
 tk uml_run_rejects_bad_input
 uml_run_rejects_bad_input() {
 	static_fixture echo &&
@@ -19,7 +19,11 @@ uml_run_rejects_bad_input() {
 	one_line_stderr &&
 	expect_exit 125 "$here/tools/guest/uml-run" --kernel "$scratch/none" "$scratch/echo" &&
 	one_line_stderr && expect_in 'no um kernel' "$scratch/stderr" &&
-	expect_exit 125 "$here/tools/guest/uml-run" --bogus "$scratch/echo" && one_line_stderr
+	expect_exit 125 "$here/tools/guest/uml-run" --bogus "$scratch/echo" && one_line_stderr &&
+	expect_exit 125 "$here/tools/guest/uml-run" --shell "$scratch/echo" && one_line_stderr &&
+	expect_in 'runs a shell, not' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/uml-run" --shell < /dev/null && one_line_stderr &&
+	expect_in 'needs a terminal' "$scratch/stderr"
 }
 
 # qemu-run (the same script, booting x86_64 under QEMU): the same refusals,
