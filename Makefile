@@ -47,7 +47,7 @@ KUNIT := $(shell $(TARGET) kunit)
 KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree build test test-loaded kunit mm-tests policies coverage test-tools \
-	check durations \
+	check durations upstream-runners \
 	lint results expected report compare save merge repeat stress mutate mutate-tools ci-share museum live-reports bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
@@ -87,6 +87,9 @@ help:
 	@echo "make save NAME=NAME  keep the target's results in build/runs/NAME, for A= or B="
 	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
+	@echo "make upstream-runners  the tree's run_kselftest.sh running run_vmtests.sh -t"
+	@echo "                CATEGORY (default mmap), unmodified, in the guest; then their"
+	@echo "                rows' verdicts (tools/run/upstream-runners)"
 	@echo "make mutate     every mutants/*.patch must be killed (tools/run/mutants)"
 	@echo "                SHARD=K/N (mutate, mm-tests, policies): every N-th from the K-th"
 	@echo "make mutate-tools every tests/mutants/*.patch (a broken tool) must fail a"
@@ -292,6 +295,14 @@ repeat:
 # Both suites, N times each (tools/run/stress).
 stress:
 	@tools/run/stress $(or $(N),5)
+
+# The tree's run_kselftest.sh and run_vmtests.sh -t CATEGORY, as upstream
+# wrote them, in the guest of ARCH (tools/run/upstream-runners); then
+# their rows against configs/expected, which lists the default category's.
+upstream-runners: tree
+	@status=0; CATEGORY="$(CATEGORY)" tools/run/upstream-runners || status=1; \
+	$(if $(filter-out mmap,$(or $(CATEGORY),mmap)),:,tools/judge/results --suite upstream$(shell $(TARGET) suite) || status=1); \
+	exit $$status
 
 clean:
 	rm -rf $(BUILD)

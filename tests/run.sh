@@ -720,3 +720,110 @@ mutate_tools_reports_each_outcome() {
 	one_line_stderr &&
 	expect_exit 2 "$here/tools/run/mutate-tools" --bogus && one_line_stderr
 }
+
+# Bad input is refused in one line before anything is built or booted:
+# an unknown argument (2), a category run_vmtests.sh has not, an install
+# that is none, --build-only with one.
+t upstream_runners_reject_bad_input
+upstream_runners_reject_bad_input() {
+	[ -f "$build/src/linux/tools/testing/selftests/mm/run_vmtests.sh" ] ||
+		{ skip "no prepared 6.12 tree ('make tree' prepares it)"; return; }
+	local ub=$scratch/ub-bad
+
+	mkdir -p "$ub" && ln -s "$build/src" "$ub/src" &&
+	BUILD=$ub expect_exit 2 "$here/tools/run/upstream-runners" --no-such-flag && one_line_stderr &&
+	BUILD=$ub CATEGORY=nosuch expect_exit 1 "$here/tools/run/upstream-runners" && one_line_stderr &&
+	expect_in 'CATEGORY nosuch: run_vmtests.sh has no such category' "$scratch/stderr" &&
+	BUILD=$ub expect_exit 1 "$here/tools/run/upstream-runners" --install "$scratch" &&
+	one_line_stderr &&
+	mkdir -p "$scratch/ks/mm" && touch "$scratch/ks/run_kselftest.sh" "$scratch/ks/mm/run_vmtests.sh" &&
+	chmod +x "$scratch/ks/run_kselftest.sh" "$scratch/ks/mm/run_vmtests.sh" &&
+	BUILD=$ub expect_exit 1 "$here/tools/run/upstream-runners" --build-only --install "$scratch/ks" &&
+	one_line_stderr || return 1
+	[ "$(ls "$ub")" = src ] || fail "a refused run left files in BUILD: $(ls "$ub")"
+}
+
+# upstream_install PASSING: a kselftest install as kselftest installs one
+# (the tree's run_kselftest.sh, kselftest/, mm/run_vmtests.sh and its
+# settings, the list of tests), with stand-ins for the two programs of
+# run_vmtests.sh's mmap category: map_fixed_noreplace the file PASSING,
+# map_populate tests/fixtures/upstream's (one row failed, exit 1).
+upstream_install() {
+	local sel=$build/src/linux/tools/testing/selftests inst=$scratch/kselftest
+
+	[ -f "$sel/mm/run_vmtests.sh" ] || fail "no $sel/mm/run_vmtests.sh ('make tree' prepares it)"
+	rm -rf "$inst" && mkdir -p "$inst/mm" &&
+	cp -a "$sel/run_kselftest.sh" "$sel/kselftest" "$inst/" &&
+	cp -a "$sel/mm/run_vmtests.sh" "$sel/mm/settings" "$inst/mm/" &&
+	echo mm:run_vmtests.sh > "$inst/kselftest-list.txt" &&
+	cp "$1" "$inst/mm/map_fixed_noreplace" &&
+	cp "$fixtures/upstream/map_populate" "$inst/mm/map_populate" ||
+		fail "cannot make a kselftest install in $inst"
+}
+
+# upstream_runners EXIT: run/upstream-runners with EXIT expected, on the
+# UML kernel 'make test' built, into a BUILD of the scratch directory
+# (RES: $scratch/ub).
+upstream_runners() {
+	local obj
+
+	rm -rf "$scratch/ub" && mkdir -p "$scratch/ub" &&
+	obj=$(build=$scratch/ub target um 0 && dirname "$target_image") &&
+	ln -s "$build/src" "$scratch/ub/src" && ln -s "$(dirname "$kernel")" "$obj" &&
+	BUILD=$scratch/ub expect_exit "$1" "$here/tools/run/upstream-runners" \
+		--timeout 120 --install "$scratch/kselftest"
+}
+
+# upstream's runners in the UML guest, as they are: the runner's TAP
+# (run_kselftest.sh's own line for run_vmtests.sh, which fails), each
+# test run_vmtests.sh ran a row of the suite upstream, with its verdict;
+# the results model fails the failing one unless configs/expected lists it
+# as an expected failure (XFAIL), and then names it. A guest whose
+# timeout refuses kselftest's --foreground, a TAP that never reaches the
+# results, a failing test counted as passed, or an XFAIL given to a
+# failure not listed as one fails here.
+tk upstream_runners_report_upstream_tap
+upstream_runners_report_upstream_tap() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	local res=$scratch/ub/upstream row='selftests: mm: run_vmtests.sh'
+
+	upstream_install "$fixtures/upstream/map_fixed_noreplace" &&
+	upstream_runners 0 &&
+	expect_in "^not ok 1 $row # exit=1\$" "$res/run_kselftest.tap" &&
+	BUILD=$scratch/ub expect_exit 0 "$here/tools/judge/rows" "$res/results.ktap" &&
+	expect_in "^PASS $row/map_fixed_noreplace\$" "$scratch/stdout" &&
+	expect_in "^FAIL $row/map_populate\$" "$scratch/stdout" &&
+	expect_in '^PASS (console and exit)$' "$scratch/stdout" || return 1
+	[ "$(wc -l < "$scratch/stdout")" = 3 ] || fail "want 3 rows, got: $(cat "$scratch/stdout")"
+	printf '%s\n' '[upstream]' "$row/map_fixed_noreplace" "$row/map_populate" \
+		'(console and exit)' > "$scratch/expected"
+	BUILD=$scratch/ub expect_exit 1 "$here/tools/judge/results" \
+		--expect "$scratch/expected" --suite upstream &&
+	expect_in "^judge/results: upstream: FAIL $row/map_populate" "$scratch/stdout" &&
+	expect_in '^2 passed, 1 failed, 0 skipped$' "$scratch/stdout" &&
+	sed -i "s|^$row/map_populate\$|& # XFAIL the stand-in fails|" "$scratch/expected" &&
+	BUILD=$scratch/ub expect_exit 0 "$here/tools/judge/results" \
+		--expect "$scratch/expected" --suite upstream &&
+	expect_in "^judge/results: upstream: XFAIL $row/map_populate (the stand-in fails)\$" \
+		"$scratch/stdout" &&
+	expect_in '^2 passed, 0 failed, 1 skipped$' "$scratch/stdout"
+}
+
+# The console gate on upstream's runners: a test that makes the kernel
+# WARN_ON() (tests/fixtures/uml/warn-on.c, exit 0) passes in
+# run_vmtests.sh's eyes; the guest's row fails for the kernel's
+# complaint, and so does the run. A runner that took the guest's status
+# 125 for a clean end passes it.
+tk upstream_runners_apply_the_console_gate
+upstream_runners_apply_the_console_gate() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	local res=$scratch/ub/upstream
+
+	static_fixture warn-on && upstream_install "$scratch/warn-on" &&
+	upstream_runners 1 &&
+	expect_in '^# ok 1 map_fixed_noreplace$' "$res/run_kselftest.tap" &&
+	expect_in '^not ok 2 (console and exit) # kernel complaint$' "$res/results.ktap" &&
+	expect_in 'kernel complaint' "$scratch/stderr" &&
+	BUILD=$scratch/ub expect_exit 0 "$here/tools/judge/rows" "$res/results.ktap" &&
+	expect_in '^FAIL (console and exit)$' "$scratch/stdout"
+}

@@ -442,6 +442,15 @@ int main(void)
 	mount_or_fail("devtmpfs", "/dev");
 	mount_or_fail("tmpfs", "/tmp");
 	/*
+	 * What udev adds to devtmpfs on a distribution: kselftest's runner
+	 * appends its log to /dev/stdout, which would otherwise be a file.
+	 */
+	if (symlink("/proc/self/fd", "/dev/fd") ||
+	    symlink("/proc/self/fd/0", "/dev/stdin") ||
+	    symlink("/proc/self/fd/1", "/dev/stdout") ||
+	    symlink("/proc/self/fd/2", "/dev/stderr"))
+		fail("/dev/fd");
+	/*
 	 * Where the kernel has them, what the ecosystem's suites run in the
 	 * guest expect mounted (LTP, kselftest: docs/targets.md).
 	 */

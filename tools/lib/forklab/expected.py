@@ -140,7 +140,8 @@ def observed(suite, entries):
 	# A listed skip is a row that may skip: one that passed keeps it.
 	may_skip = {}
 	for e in entries:
-		m = results.SKIP_LINE.match(e.line) or results.LIVE_LINE.match(e.line)
+		m = results.SKIP_LINE.match(e.line) or results.LIVE_LINE.match(e.line) or \
+			results.XFAIL_LINE.match(e.line)
 		if m:
 			may_skip[m.group(1)] = e.line
 	lines = []
@@ -152,6 +153,8 @@ def observed(suite, entries):
 			line = f'{line} # SKIP {r.skip_why}'
 		elif r.verdict == results.LIVE:
 			line = f'{line} # LIVE {r.live_why}'
+		elif r.verdict == results.XFAIL:
+			line = f'{line} # XFAIL {r.xfail_why}'
 		elif line in may_skip:
 			line = may_skip[line]
 		elif r.derived:

@@ -4,7 +4,8 @@ RES/junit.xml (JUnit XML, as Jenkins' xunit plugin's junit-10.xsd has
 it: vendored in tools/judge/schemas/) and RES/kcidb.json (KernelCI's
 KCIDB I/O schema v5.3: its JSON-schema export is vendored there too),
 from the target's KUnit and user-space KTAP (RES/kunit.ktap,
-RES/mm-tests/results.ktap, in which judge/console-scan already failed the
+RES/mm-tests/results.ktap, and RES/upstream/results.ktap when make
+upstream-runners ran, in which judge/console-scan already failed the
 tests the kernel complained in), as the results model (tools/lib/forklab/
 results.py) judges their rows against the target's expectations: the
 verdicts make check and make results give, row for row.
@@ -46,9 +47,12 @@ from forklab import ktap, results, table
 PROG = 'judge/export'
 HERE = forklab.HERE
 ORIGIN = 'forklab'
-# The two suites of a target: (JUnit classname prefix, KCIDB path root, log)
+# The suites of a target: (JUnit classname prefix, KCIDB path root, log)
 SUITES = [('kunit', 'kunit', 'kunit.ktap'),
-	  ('mm-tests', 'mm_tests', 'mm-tests/results.ktap')]
+	  ('mm-tests', 'mm_tests', 'mm-tests/results.ktap'),
+	  ('upstream', 'upstream', 'upstream/results.ktap')]
+# The suites a target need not have run: make upstream-runners'.
+OPTIONAL = {'upstream'}
 
 
 
@@ -94,13 +98,16 @@ def build_status(t):
 # row the expectations list and the log lacks is KCIDB's MISS; a skip
 # they do not list and a row they do not list fail, as make check fails
 # them (misc says which verdict it was); so does a live bug, a row the
-# kernel that ran fails for a bug it has (make check passes it).
+# kernel that ran fails for a bug it has (make check passes it). An
+# expected failure (an upstream test that needs what the target lacks)
+# is a skip, its reason in the message and misc's verdict.
 KCIDB_STATUS = {results.PASS: 'PASS', results.SKIP: 'SKIP', results.FAIL: 'FAIL',
 		results.ERROR: 'ERROR', results.UNEXPECTED_SKIP: 'FAIL',
-		results.MISSING: 'MISS', results.UNLISTED: 'FAIL', results.LIVE: 'FAIL'}
+		results.MISSING: 'MISS', results.UNLISTED: 'FAIL', results.LIVE: 'FAIL',
+		results.XFAIL: 'SKIP'}
 JUNIT_ELEMENT = {results.FAIL: 'failure', results.UNEXPECTED_SKIP: 'failure', results.LIVE: 'failure',
 		 results.UNLISTED: 'failure', results.ERROR: 'error',
-		 results.MISSING: 'error', results.SKIP: 'skipped'}
+		 results.MISSING: 'error', results.SKIP: 'skipped', results.XFAIL: 'skipped'}
 
 
 def text_of(row):
@@ -249,6 +256,8 @@ def main():
 	# A binary kernel (KERNEL=debian) and a tree without the series have
 	# no KUnit suites of forklab's.
 	suites = SUITES if t['kunit'] else [s for s in SUITES if s[0] != 'kunit']
+	suites = [s for s in suites if s[0] not in OPTIONAL or
+		  os.path.isfile(os.path.join(res, s[2]))]
 	if t['initrd']:
 		# A binary kernel: its package is the checkout and the build.
 		checkout, build = binary_checkout(t)
@@ -282,7 +291,9 @@ def main():
 				case_name = unique('/'.join(names), seen)
 				case = ET.SubElement(suite_el, 'testcase', name=case_name, classname=classname)
 				text = text_of(row)
-				if kind == 'skipped':
+				if kind == 'skipped' and verdict == results.XFAIL:
+					ET.SubElement(case, 'skipped', message=f'{verdict}: {row.xfail_why}')
+				elif kind == 'skipped':
 					ET.SubElement(case, 'skipped', message=row.why or 'skipped')
 				elif kind:
 					ET.SubElement(case, kind, message=f'{verdict}: {row.why}' if row.why

@@ -26,10 +26,15 @@ suite. A row's verdict is one of
                    binary kernel, or a tree built without forklab's
                    series, lacking an upstream fix); the run's
                    'kernel' file, beside its log, names that kernel
+  XFAIL            it failed, and the expectations list that failure,
+                   for what the target lacks ('ROW # XFAIL WHY': an
+                   upstream test of run/upstream-runners that needs
+                   what a guest's kernel was built without)
 
-PASS, SKIP and LIVE BUG are as expected; every other verdict fails the
-run. make results counts a live bug among the skipped (neither a pass nor
-a failure of forklab's), and names each.
+PASS, SKIP, LIVE BUG and XFAIL are as expected; every other verdict
+fails the run. make results counts a live bug and an expected failure
+among the skipped (neither a pass nor a failure of forklab's), and names
+each.
 
 As a command (tools/judge/results runs it, and documents it):
 
@@ -62,8 +67,9 @@ from forklab import ktap, table
 PASS, SKIP, FAIL, ERROR = 'PASS', 'SKIP', 'FAIL', 'ERROR'
 UNEXPECTED_SKIP, MISSING, UNLISTED = 'UNEXPECTED SKIP', 'MISSING', 'UNLISTED'
 LIVE = 'LIVE BUG'
+XFAIL = 'XFAIL'
 # The verdicts a run may end with and pass.
-AS_EXPECTED = (PASS, SKIP, LIVE)
+AS_EXPECTED = (PASS, SKIP, LIVE, XFAIL)
 
 # What tools/run/mm-tests (and kunit.py) put after '#' on a result line
 # when a program or a kernel did not complete: not a verdict on the code.
@@ -87,6 +93,7 @@ class ResultsError(Exception):
 SECTION = re.compile(r'^\[([A-Za-z0-9_.-]+(?: +[A-Za-z0-9_.-]+)*)\]$')
 SKIP_LINE = re.compile(r'^(.*?)\s+#\s*SKIP\s+(\S.*)$')
 LIVE_LINE = re.compile(r'^(.*?)\s+#\s*LIVE\s+(\S.*)$')
+XFAIL_LINE = re.compile(r'^(.*?)\s+#\s*XFAIL\s+(\S.*)$')
 REGISTRATION = re.compile(r'^tk? ([A-Za-z_][A-Za-z0-9_]*)\s*$', re.M)
 
 
@@ -97,6 +104,7 @@ class Expected:
 		self.rows = collections.Counter()	# row -> times listed
 		self.skips = {}				# row -> why it may skip
 		self.live = {}				# row -> the bug it may fail for
+		self.xfail = {}				# row -> what it fails for
 		self.derived = set()			# rows of an @ line
 
 	def resolve(self, policy, where):
@@ -113,23 +121,25 @@ class Expected:
 			written[fill(row)] = row
 		skips = {fill(row): why for row, why in self.skips.items()}
 		live = {fill(row): why for row, why in self.live.items()}
-		written.update({fill(row): row for row in [*self.skips, *self.live]})
-		# A row listed only with '# SKIP WHY' or '# LIVE WHY' is one
-		# expected row.
-		for row in [*skips, *live]:
+		xfail = {fill(row): why for row, why in self.xfail.items()}
+		written.update({fill(row): row for row in [*self.skips, *self.live, *self.xfail]})
+		# A row listed only with '# SKIP WHY', '# LIVE WHY' or '# XFAIL
+		# WHY' is one expected row.
+		for row in [*skips, *live, *xfail]:
 			if not rows[row]:
 				rows[row] = 1
-		return Rows(rows, skips, written, {fill(row) for row in self.derived}, live)
+		return Rows(rows, skips, written, {fill(row) for row in self.derived}, live, xfail)
 
 
 class Rows:
 	"""A suite's expected rows, matched off one by one as the log has
 	them: literally, or through '{n}' (any whole number)."""
 
-	def __init__(self, rows, skips, written=None, derived=(), live=None):
+	def __init__(self, rows, skips, written=None, derived=(), live=None, xfail=None):
 		self.left = rows
 		self.skips = skips
 		self.live = live or {}
+		self.xfail = xfail or {}
 		self.written = written or {}	# row -> as the file writes it
 		self.derived = set(derived)
 		self.patterns = [(row, re.compile(
@@ -238,9 +248,11 @@ def load_expectations(path, root):
 						e.rows[row] += 1
 						e.derived.add(row)
 				continue
-			# 'ROW # SKIP WHY' and 'ROW # LIVE WHY': each row one WHY.
+			# 'ROW # SKIP WHY', 'ROW # LIVE WHY', 'ROW # XFAIL WHY':
+			# each row one WHY.
 			for pattern, kind, what in ((SKIP_LINE, 'skips', 'to skip for two reasons'),
-						    (LIVE_LINE, 'live', 'as two live bugs')):
+						    (LIVE_LINE, 'live', 'as two live bugs'),
+						    (XFAIL_LINE, 'xfail', 'to fail for two reasons')):
 				m = pattern.match(line)
 				if m:
 					break
@@ -252,7 +264,8 @@ def load_expectations(path, root):
 					listed[m.group(1)] = m.group(2)
 			elif '#' in line:
 				raise ResultsError(f"{where}: '#' in a row (KTAP names hold none; "
-						   f"a skip is 'ROW # SKIP WHY', a live bug 'ROW # LIVE WHY')")
+						   f"a skip is 'ROW # SKIP WHY', a live bug 'ROW # LIVE WHY', "
+						   f"an expected failure 'ROW # XFAIL WHY')")
 			else:
 				for e in current:
 					e.rows[line] += 1
@@ -296,6 +309,7 @@ class Row:
 		self.derived = False
 		self.skip_why = ''
 		self.live_why = ''
+		self.xfail_why = ''
 
 	@property
 	def path(self):
@@ -339,6 +353,10 @@ class Suite:
 	@property
 	def live_rows(self):
 		return sum(r.verdict == LIVE for r in self.rows)
+
+	@property
+	def xfailed(self):
+		return self.count(XFAIL)
 
 	@property
 	def failed(self):
@@ -410,9 +428,13 @@ def judge_test(kp, top, expected):
 			verdict = ERROR if t.status == st.TEST_CRASHED or incomplete(why) else FAIL
 			if verdict == FAIL and expected and row in expected.live:
 				verdict = LIVE
+			elif verdict == FAIL and expected and row in expected.xfail:
+				verdict = XFAIL
 			rows.append(Row(names, verdict, why, said_of(t)))
 			if verdict == LIVE:
 				rows[-1].live_why = expected.live[row]
+			if verdict == XFAIL:
+				rows[-1].xfail_why = expected.xfail[row]
 		elif t.status == st.SUCCESS:
 			rows.append(Row(names, PASS if row is not None else UNLISTED,
 					'' if row is not None else
@@ -444,6 +466,9 @@ def judge_test(kp, top, expected):
 			if any(o.verdict == LIVE for o in group) and \
 			   all(o.verdict in AS_EXPECTED for o in group):
 				r.verdict, r.live_why = LIVE, 'the exit status of its live bugs'
+			elif any(o.verdict == XFAIL for o in group) and \
+			     all(o.verdict in AS_EXPECTED for o in group):
+				r.verdict, r.xfail_why = XFAIL, 'the exit status of its expected failures'
 	for path in (expected.missing() if expected else []):
 		rows.append(Row(path.split('/'), MISSING,
 				'the expectations list it; the log does not have it'))
@@ -522,12 +547,15 @@ def report(prog, suite):
 	lines = [f'{prog}: {suite.name}: {suite.passed} passed, {suite.failed} failed, '
 		 f'{suite.skipped} skipped' +
 		 (f', {suite.live} live bug{"s" * (suite.live != 1)}' if suite.live else '') +
+		 (f', {suite.xfailed} expected to fail' if suite.xfailed else '') +
 		 (f' ({suite.why})' if suite.why else '')]
 	if suite.why:
 		return lines
 	for r in [r for r in suite.rows if r.verdict == LIVE and r.names[-1] != OWN_STATUS]:
 		lines.append(f'{prog}: {suite.name}: {LIVE} {r.path} (live bug in '
 			     f'{suite.kernel or "the kernel that ran"}: {r.live_why})')
+	for r in [r for r in suite.rows if r.verdict == XFAIL]:
+		lines.append(f'{prog}: {suite.name}: {XFAIL} {r.path} ({r.xfail_why})')
 	for r in bad[:SHOWN_ROWS]:
 		lines.append(f'{prog}: {suite.name}: {r.verdict} {r.path}' +
 			     (f' ({r.why})' if r.why else ''))
@@ -575,7 +603,7 @@ def main(argv):
 		print('\n'.join(report(prog, suite)))
 		total[0] += suite.passed
 		total[1] += suite.failed
-		total[2] += suite.skipped + suite.live_rows
+		total[2] += suite.skipped + suite.live_rows + suite.xfailed
 	print(f'{total[0]} passed, {total[1]} failed, {total[2]} skipped')
 	return 1 if total[1] else 0
 
