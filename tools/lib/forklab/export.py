@@ -4,13 +4,15 @@ RES/junit.xml (JUnit XML, as Jenkins' xunit plugin's junit-10.xsd has
 it: vendored in tools/judge/schemas/) and RES/kcidb.json (KernelCI's
 KCIDB I/O schema v5.3: its JSON-schema export is vendored there too),
 from the target's KUnit and user-space KTAP (RES/kunit.ktap,
-RES/mm-tests/results.ktap, in which judge/console-scan already failed the
+RES/mm-tests/results.ktap, and make repros' RES/repros/results.ktap
+when it ran, in which judge/console-scan already failed the
 tests the kernel complained in), as the results model (tools/lib/forklab/
 results.py) judges their rows against the target's expectations: the
 verdicts make check and make results give, row for row.
 
 JUnit: one testsuite per KUnit suite (classname kunit.SUITE) and per
-user-space program (mm-tests.PROGRAM); a testcase per row, parameterised
+user-space program (mm-tests.PROGRAM) and reproducer (repros.NAME:
+TITLE); a testcase per row, parameterised
 rows named CASE/PARAM; failure (FAIL, UNEXPECTED SKIP, UNLISTED) and
 error (ERROR, MISSING: an expected row the log lacks) carry the verdict,
 why and the row's diagnostics, skipped its reason; a program that failed
@@ -49,6 +51,9 @@ ORIGIN = 'forklab'
 # The two suites of a target: (JUnit classname prefix, KCIDB path root, log)
 SUITES = [('kunit', 'kunit', 'kunit.ktap'),
 	  ('mm-tests', 'mm_tests', 'mm-tests/results.ktap')]
+# make repros' rows, when it ran: the reproducers of a folder of the
+# user's, judged without expectations (a testsuite per reproducer).
+REPROS = ('repros', 'repros', 'repros/results.ktap')
 
 
 
@@ -249,6 +254,8 @@ def main():
 	# A binary kernel (KERNEL=debian) and a tree without the series have
 	# no KUnit suites of forklab's.
 	suites = SUITES if t['kunit'] else [s for s in SUITES if s[0] != 'kunit']
+	if os.path.isfile(os.path.join(res, REPROS[2])):
+		suites = suites + [REPROS]
 	if t['initrd']:
 		# A binary kernel: its package is the checkout and the build.
 		checkout, build = binary_checkout(t)
@@ -265,7 +272,8 @@ def main():
 	for prefix, root, log in suites:
 		name = prefix + suffix
 		section = results.section_of(expectations, name, 'lazy')
-		expected = expectations[section].resolve('lazy', section) if section else None
+		expected = expectations[section].resolve('lazy', section) \
+			if section and prefix != REPROS[0] else None
 		_, groups = read_suite(parser, name, os.path.join(res, log), expected)
 		for group, rows in groups.items():
 			classname = f'{prefix}.{group}'
