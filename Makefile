@@ -48,7 +48,7 @@ KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree build test test-loaded kunit mm-tests policies coverage test-tools \
 	check durations upstream-runners \
-	lint results expected report compare save merge repeat stress mutate mutate-tools ci-share museum live-reports bench help clean
+	lint results expected report compare save merge repeat stress mutate mutate-tools ci-share museum repros live-reports bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test $(if $(GATE),coverage)
@@ -96,6 +96,9 @@ help:
 	@echo "                tools' test it names (tools/run/mutate-tools)"
 	@echo "make merge      join the shards of every run in build/ (tools/judge/merge)"
 	@echo "make museum     every real bug of museum/ caught and shown (tools/run/museum)"
+	@echo "make repros DIR=FOLDER  each reproducer FOLDER/*.c (syzbot's layout) built, run"
+	@echo "                in the guest, judged by the console (tools/run/repros); ONLY=REGEX"
+	@echo "                picks by title"
 	@echo "make live-reports each live bug of the last runs on kernels without the series,"
 	@echo "                as a stable request and a Debian report: patches/stable/, debian/"
 	@echo "make ci-share   CI's share of mutate and museum: what the change touches and a"
@@ -275,6 +278,12 @@ merge:
 # shown by its reproducer; writes docs/MUSEUM.md.
 museum: tree
 	@tools/run/museum
+
+# Other people's reproducers (syzbot's: one .c each, its header the bug's
+# title and link), each built statically and run in the target's guest,
+# judged by the console: DIR= the folder, ONLY= a regex on the titles.
+repros:
+	@tools/run/repros "$(DIR)"
 
 # Each live bug the last runs showed (make check KERNEL=debian, SERIES=none
 # make check ARCH=x86_64, each with forklab's own run of the tree for

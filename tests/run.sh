@@ -827,3 +827,115 @@ upstream_runners_apply_the_console_gate() {
 	BUILD=$scratch/ub expect_exit 0 "$here/tools/judge/rows" "$res/results.ktap" &&
 	expect_in '^FAIL (console and exit)$' "$scratch/stdout"
 }
+
+# --- run/repros ----------------------------------------------------------------
+
+# repros_build: a BUILD of the scratch directory for run/repros: the
+# prepared tree and the UML kernel of this BUILD linked in (read only),
+# its results, guests and exports its own; a skip without that kernel.
+repros_build() {
+	local b=$scratch/build
+
+	[ -x "$kernel" ] && [ -d "$build/src/linux" ] ||
+		{ skip "no UML kernel yet ('make test' builds it)"; return; }
+	rm -rf "$b" && mkdir -p "$b" && ln -s "$build/src" "$b/src" || return
+	build=$b target um
+	mkdir -p "$(dirname "$target_image")" && ln -s "$kernel" "$target_image"
+}
+
+# make repros on tests/fixtures/repros, in syzbot's layout: one that exits
+# clean, one that runs until its limit stops it (clean: syzbot's run for
+# ever), one that does not build, one that makes the kernel WARN and exits
+# 0. Each row says the title and link of its header and the kernel that
+# ran, and only the WARN and the build fail; judge/results and the JUnit
+# and KCIDB of judge/export carry the rows. A tool that took a complaint
+# or a build failure for clean, never stopped a hang (the limit of the
+# test's timeout), or misread the header, fails here.
+tk repros_judge_each_reproducer
+repros_judge_each_reproducer() {
+	local res=$scratch/build/repros/results.ktap
+	repros_build || return
+	BUILD=$scratch/build expect_exit 1 timeout -k 5 100 "$here/tools/run/repros" \
+		--limit 8 "$fixtures/repros" &&
+	expect_in '^1\.\.4$' "$res" &&
+	expect_in "^ok 1 clean: fork: a child that touches its parent's memory and exits$" "$res" &&
+	expect_in '^# exit 0, the console clean$' "$res" &&
+	expect_in '^ok 2 hang: INFO: task hung in fork: a loop that never ends$' "$res" &&
+	expect_in '^# stopped at the limit of 8 s, the console clean$' "$res" &&
+	expect_in '^not ok 3 nobuild: uffd: a reproducer that does not build # does not build: .*this_does_not_build' "$res" &&
+	expect_in '^not ok 4 warn: WARNING in is_valid_gup_args # kernel complaint: warning: WARNING: CPU: [0-9]* PID: [0-9]* at [^ ]*mm/gup.c:[0-9]* ' "$res" &&
+	expect_in '^# link: https://forklab.invalid/repros/warn$' "$res" &&
+	expect_in '^# kernel: Linux [0-9][0-9.]* (um)$' "$res" &&
+	expect_in '^  warn  *complaint  *WARNING in is_valid_gup_args$' "$scratch/stdout" &&
+	expect_in '^run/repros: 2 of 4 reproducers clean on Linux' "$scratch/stdout" || return 1
+	# The results model: the user's rows, without expectations.
+	BUILD=$scratch/build expect_exit 1 "$here/tools/judge/results" &&
+	expect_in '^judge/results: repros: 2 passed, 2 failed, 0 skipped$' "$scratch/stdout" &&
+	expect_in '^judge/results: repros: ERROR nobuild: uffd: a reproducer that does not build (does not build' "$scratch/stdout" &&
+	expect_in '^judge/results: repros: FAIL warn: WARNING in is_valid_gup_args (kernel complaint' "$scratch/stdout" &&
+	BUILD=$scratch/build expect_exit 0 "$here/tools/judge/export" &&
+	expect_in '<testsuite name="repros.warn: WARNING in is_valid_gup_args" tests="1" failures="1" errors="0"' \
+		"$scratch/build/junit.xml" &&
+	expect_in '<testsuite name="repros.hang: INFO: task hung in fork: a loop that never ends" tests="1" failures="0" errors="0"' \
+		"$scratch/build/junit.xml" &&
+	python3 -c 'import json, sys
+tests = {t["path"].split(".")[1]: t["status"] for t in json.load(open(sys.argv[1]))["tests"]
+	 if t["path"].startswith("repros.")}
+sys.exit(tests != {"clean_fork_a_child_that_touches_its_parent_s_memory_and_exits": "PASS",
+		   "hang_INFO_task_hung_in_fork_a_loop_that_never_ends": "PASS",
+		   "nobuild_uffd_a_reproducer_that_does_not_build": "ERROR",
+		   "warn_WARNING_in_is_valid_gup_args": "FAIL"})' "$scratch/build/kcidb.json" ||
+		fail "kcidb.json's repros tests: $(grep -o '"path": "repros[^"]*"' "$scratch/build/kcidb.json")"
+}
+
+# ONLY= picks by title (make repros, as a user types it): of the four,
+# only the one whose title says uffd; it does not build, so nothing
+# boots. A tool that ran them all, or matched the file's name, fails.
+tk repros_only_picks_by_title
+repros_only_picks_by_title() {
+	local res=$scratch/build/repros/results.ktap
+	repros_build || return
+	expect_exit 2 timeout -k 5 100 make -s -C "$here" repros BUILD="$scratch/build" \
+		DIR="$fixtures/repros" ONLY='uffd|hugetlb' &&
+	expect_in "reproducers of $fixtures/repros whose title matches 'uffd|hugetlb'" "$scratch/stdout" &&
+	expect_in '^1\.\.1$' "$res" &&
+	expect_in '^not ok 1 nobuild: uffd: a reproducer that does not build # does not build' "$res"
+}
+
+# A guest that dies in its boot, before the kernel mounts the root
+# (tests/fixtures/fake-uml-panic stands in for the kernel): the
+# reproducer never ran, and its row says so, not that it made the kernel
+# complain; the results model calls it ERROR (it did not complete).
+t repros_tell_a_boot_that_died
+repros_tell_a_boot_that_died() {
+	local b=$scratch/build res=$scratch/build/repros/results.ktap
+	rm -rf "$b" && mkdir -p "$b/uml" && ln -s "$fixtures/fake-uml-panic" "$b/uml/linux" &&
+	BUILD=$b ONLY='^fork:' expect_exit 1 timeout -k 5 100 "$here/tools/run/repros" \
+		--limit 30 "$fixtures/repros" &&
+	expect_in '^1\.\.1$' "$res" &&
+	expect_in '^# kernel: Linux 6.12.0-forklab-stand-in (um)$' "$res" &&
+	expect_in "^not ok 1 clean: fork: a child that touches its parent's memory and exits # no exit status: the guest did not boot (panic: Kernel panic - not syncing: a stand-in kernel that never mounts its root)$" "$res" &&
+	BUILD=$b KUNIT_DIR=$build/src/linux/tools/testing/kunit expect_exit 0 "$here/tools/judge/rows" "$res" &&
+	expect_in "^ERROR clean: fork: a child that touches its parent's memory and exits$" "$scratch/stdout"
+}
+
+# Bad input, each one error line before anything is built or booted: no
+# folder, a folder that is none or holds no .c, a regex grep cannot
+# read, one that no title matches, a limit that is no number.
+t repros_reject_bad_input
+repros_reject_bad_input() {
+	local repros=$here/tools/run/repros
+	mkdir -p "$scratch/empty" &&
+	expect_exit 2 "$repros" && one_line_stderr &&
+	expect_in 'no folder of reproducers given' "$scratch/stderr" &&
+	expect_exit 1 "$repros" "$scratch/none" && one_line_stderr &&
+	expect_in 'none: no such folder' "$scratch/stderr" &&
+	expect_exit 1 "$repros" "$scratch/empty" && one_line_stderr &&
+	expect_in 'no reproducer (\*.c) in it' "$scratch/stderr" &&
+	expect_exit 2 "$repros" --only '(' "$fixtures/repros" && one_line_stderr &&
+	expect_in "ONLY='(' is no regex" "$scratch/stderr" &&
+	ONLY='no such title' expect_exit 1 "$repros" "$fixtures/repros" && one_line_stderr &&
+	expect_in "no reproducer in .* whose title matches ONLY='no such title'" "$scratch/stderr" &&
+	expect_exit 2 "$repros" --limit 1m "$fixtures/repros" && one_line_stderr &&
+	expect_in "the limit wants whole seconds, not '1m'" "$scratch/stderr"
+}

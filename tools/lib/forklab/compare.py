@@ -94,7 +94,8 @@ def suite_logs():
 	target's and tree's results (tools/judge/results reads the same logs
 	below each res), in the order judge/results gives the suites."""
 	logs = [('kunit', 'kunit.ktap'), ('mm-tests', 'mm-tests/results.ktap'),
-		('museum', 'museum/museum.ktap'), ('mutants', 'mutate/mutants.ktap'),
+		('museum', 'museum/museum.ktap'), ('repros', 'repros/results.ktap'),
+		('mutants', 'mutate/mutants.ktap'),
 		('tools', 'tests/tools.ktap')]
 	for policy in table.policies():
 		logs += [(f'kunit-{policy}', f'policies/{policy}/kunit.ktap'),

@@ -4,14 +4,16 @@ RES/junit.xml (JUnit XML, as Jenkins' xunit plugin's junit-10.xsd has
 it: vendored in tools/judge/schemas/) and RES/kcidb.json (KernelCI's
 KCIDB I/O schema v5.3: its JSON-schema export is vendored there too),
 from the target's KUnit and user-space KTAP (RES/kunit.ktap,
-RES/mm-tests/results.ktap, and RES/upstream/results.ktap when make
-upstream-runners ran, in which judge/console-scan already failed the
+RES/mm-tests/results.ktap, RES/upstream/results.ktap when make
+upstream-runners ran and RES/repros/results.ktap when make repros
+ran, in which judge/console-scan already failed the
 tests the kernel complained in), as the results model (tools/lib/forklab/
 results.py) judges their rows against the target's expectations: the
 verdicts make check and make results give, row for row.
 
 JUnit: one testsuite per KUnit suite (classname kunit.SUITE) and per
-user-space program (mm-tests.PROGRAM); a testcase per row, parameterised
+user-space program (mm-tests.PROGRAM) and reproducer (repros.NAME:
+TITLE); a testcase per row, parameterised
 rows named CASE/PARAM; failure (FAIL, UNEXPECTED SKIP, UNLISTED) and
 error (ERROR, MISSING: an expected row the log lacks) carry the verdict,
 why and the row's diagnostics, skipped its reason; a program that failed
@@ -53,6 +55,9 @@ SUITES = [('kunit', 'kunit', 'kunit.ktap'),
 	  ('upstream', 'upstream', 'upstream/results.ktap')]
 # The suites a target need not have run: make upstream-runners'.
 OPTIONAL = {'upstream'}
+# make repros' rows, when it ran: the reproducers of a folder of the
+# user's, judged without expectations (a testsuite per reproducer).
+REPROS = ('repros', 'repros', 'repros/results.ktap')
 
 
 
@@ -258,6 +263,8 @@ def main():
 	suites = SUITES if t['kunit'] else [s for s in SUITES if s[0] != 'kunit']
 	suites = [s for s in suites if s[0] not in OPTIONAL or
 		  os.path.isfile(os.path.join(res, s[2]))]
+	if os.path.isfile(os.path.join(res, REPROS[2])):
+		suites = suites + [REPROS]
 	if t['initrd']:
 		# A binary kernel: its package is the checkout and the build.
 		checkout, build = binary_checkout(t)
@@ -274,7 +281,8 @@ def main():
 	for prefix, root, log in suites:
 		name = prefix + suffix
 		section = results.section_of(expectations, name, 'lazy')
-		expected = expectations[section].resolve('lazy', section) if section else None
+		expected = expectations[section].resolve('lazy', section) \
+			if section and prefix != REPROS[0] else None
 		_, groups = read_suite(parser, name, os.path.join(res, log), expected)
 		for group, rows in groups.items():
 			classname = f'{prefix}.{group}'

@@ -41,8 +41,10 @@ As a command (tools/judge/results runs it, and documents it):
   python3 -m forklab.results PROG EXPECT KUNIT_DIR ROOT [--write-expected] < SUITES
 
 SUITES has one line per suite: 'NAME POLICY|- NEED LOG', NEED required
-(a missing log fails), optional (a missing log is left out) or unjudged
-(a suite the expectations may name, not read).
+(a missing log fails), optional (a missing log is left out), unjudged
+(a suite the expectations may name, not read) or own (optional, and its
+rows are the user's, judged without expectations: make repros, whose
+reproducers are whatever folder the user gave).
 EXPECT is the expectations file (configs/expected describes the
 format); KUNIT_DIR holds the tree's kunit_parser.py; ROOT is the forklab
 checkout, against which the paths of EXPECT's @ lines are taken.
@@ -75,9 +77,10 @@ AS_EXPECTED = (PASS, SKIP, LIVE, XFAIL)
 # when a program or a kernel did not complete: not a verdict on the code.
 # run/mm-tests writes 'exit status N', 'no exit status: ...' and 'timed
 # out after ...'; nothing but mm_tests_time_out_after_complete_ktap (the
-# timeout) checks that the two lists still agree.
+# timeout) checks that the two lists still agree. run/repros writes 'does
+# not build' for a reproducer that never ran, and 'no exit status'.
 INCOMPLETE = ('exit status', 'no exit status', 'timed out', 'crashed',
-	      'no results')
+	      'no results', 'does not build')
 
 # The row of a group that failed although none of its rows did.
 OWN_STATUS = '(exit status)'
@@ -513,7 +516,10 @@ def read_suites(suites, expectations, kunit_dir):
 	parser in @kunit_dir."""
 	wanted = {}
 	for name, policy, need, log in suites:
-		if need == 'unjudged' or need == 'optional' and not os.path.exists(log):
+		if need == 'unjudged' or need in ('optional', 'own') and not os.path.exists(log):
+			continue
+		if need == 'own':
+			wanted[name] = None
 			continue
 		section = section_of(expectations, name, policy)
 		if section is None:
