@@ -107,8 +107,11 @@ help:
 	@echo "Variables (configs/forklab.toml's [env], where each is described):"
 	@PYTHONPATH=tools/lib python3 -m forklab.table env --kind choice
 
+# The Debian packages, then the npm packages (into build/npm): without
+# those (offline), the tests that run them skip, the report lists the
+# mutants as a table.
 deps:
-	@tools/setup/deps
+	@tools/setup/deps && { tools/setup/npm || true; }
 
 tree: deps
 	@tools/setup/prepare-tree

@@ -32,8 +32,9 @@ from forklab.results import LIVE, OWN_STATUS
 PROG = 'judge/report'
 HERE = forklab.HERE
 BUNDLE = 'node_modules/mutation-testing-elements/dist/mutation-test-elements.js'
-# The viewer's version the page was checked with (tests/judge.sh).
-MTE_VERSION = '3.9.0'
+# The viewer's version the page was checked with (tests/judge.sh):
+# configs/forklab.toml's [npm].
+MTE_VERSION = table.npm('mutation-testing-elements')
 
 
 

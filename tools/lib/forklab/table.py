@@ -144,6 +144,11 @@ def policies():
 	return list(load()['policies']['names'])
 
 
+def npm(package):
+	"""The version [npm] pins @package at."""
+	return load()['npm'][package]
+
+
 def logs():
 	"""[(suite, log path below a results folder)]: [results] logs."""
 	return list(load()['results']['logs'].items())
@@ -211,7 +216,8 @@ def shell():
 	       f'forklab_expectations={shlex.quote(table["expectations"])}',
 	       _bash_assoc('table_log', table['results']['logs'].items()),
 	       _bash_assoc('table_policy_log', table['results']['policy_logs'].items()),
-	       f'forklab_policies_dir={shlex.quote(table["results"]["policies"])}']
+	       f'forklab_policies_dir={shlex.quote(table["results"]["policies"])}',
+	       _bash_assoc('table_npm', table.get('npm', {}).items())]
 	for field in TREE_FIELDS[1:]:
 		out.append(_bash_assoc(f'table_tree_{field}',
 				       [(t['name'], _word(t[field])) for t in table['trees']]))
