@@ -48,7 +48,7 @@ KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree build test test-loaded kunit mm-tests policies coverage test-tools \
 	check durations upstream-runners \
-	lint results expected report compare save merge repeat stress mutate mutate-tools ci-share museum repros live-reports bench help clean
+	lint results expected report compare differences save merge repeat stress mutate mutate-tools ci-share museum repros live-reports bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test $(if $(GATE),coverage)
@@ -84,6 +84,9 @@ help:
 	@echo "make compare A=RUN B=RUN  the rows whose verdict differs from run A to run B (a"
 	@echo "                results folder, or a NAME of make save); build/compare.json;"
 	@echo "                exit 1 when B regressed (tools/judge/compare)"
+	@echo "make differences  CI's comparisons: make check against each policy of make"
+	@echo "                policies and each tree of make check KERNEL=; build/compare/"
+	@echo "                (tools/judge/differences; reports, judges nothing)"
 	@echo "make save NAME=NAME  keep the target's results in build/runs/NAME, for A= or B="
 	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
@@ -110,8 +113,11 @@ help:
 	@echo "Variables (configs/forklab.toml's [env], where each is described):"
 	@PYTHONPATH=tools/lib python3 -m forklab.table env --kind choice
 
+# The Debian packages, then the npm packages (into build/npm): without
+# those (offline), the tests that run them skip, the report lists the
+# mutants as a table.
 deps:
-	@tools/setup/deps
+	@tools/setup/deps && { tools/setup/npm || true; }
 
 tree: deps
 	@tools/setup/prepare-tree
@@ -243,6 +249,11 @@ results:
 # run make save kept); exit status 1 when B has a regression against A.
 compare:
 	@tools/judge/compare "A=$(A)" "B=$(B)"
+
+# CI's comparisons: make check's results against each other policy's and
+# each other tree's, reported only (judge/results gives the verdict).
+differences:
+	@tools/judge/differences
 
 # The target's results kept as build/runs/NAME: a run to compare later
 # runs against, whatever make check writes over RES.

@@ -83,6 +83,13 @@ ci_run_makes_its_steps_only() {
 		fail "a failed step did not stop the steps after it: $(cat "$scratch/made")"
 }
 
+# npm_tool PACKAGE: install PACKAGE into BUILD/npm (tools/setup/npm) if
+# it is not there; skip the test when it cannot be.
+npm_tool() {
+	BUILD=$build "$here/tools/setup/npm" "$1" > "$scratch/npm" 2>&1 ||
+		skip "no $1: $(tail -n 1 "$scratch/npm")"
+}
+
 # The GitHub workflow passes npm's @action-validator/cli (installed into
 # BUILD/npm on first use), and the validator refuses a broken one.
 t github_workflow_validates
@@ -90,13 +97,7 @@ github_workflow_validates() {
 	local validator=$build/npm/node_modules/.bin/action-validator
 	local workflow=$here/.github/workflows/forklab.yml
 
-	if [ ! -x "$validator" ]; then
-		command -v npm > /dev/null ||
-			{ skip "no npm to install @action-validator/cli with"; return; }
-		timeout 300 npm install --silent --prefix "$build/npm" @action-validator/cli@0.6.0 \
-			> "$scratch/npm" 2>&1 ||
-			{ skip "npm could not install @action-validator/cli: $(tail -n 1 "$scratch/npm")"; return; }
-	fi
+	npm_tool @action-validator/cli || return 0
 	expect_exit 0 "$validator" "$workflow" || return 1
 	sed 's/^    runs-on: ubuntu-latest$/    runs_on: ubuntu-latest/' "$workflow" > "$scratch/bad.yml"
 	expect_exit 1 "$validator" "$scratch/bad.yml"
@@ -131,6 +132,97 @@ for name, doc in (('a misspelt keyword', child), ('a bad strategy', parent)):
 	assert any(True for _ in validator.iter_errors(doc)), f'{name} passed the schema'
 PY
 		fail "$(tail -n 1 "$scratch/check")"
+}
+
+# .gitlab-ci.yml on an engine: gitlab-ci-local (npm, BUILD/npm), its
+# shell executor, in a git copy of the checkout. The engine runs the
+# parent pipeline (the matrix job: tools/ci/gitlab-jobs, for real), the
+# child pipeline its trigger includes from that job's artifact, and
+# every child job in its stage; stand-ins for make (each job's make
+# lines logged), apt-get, mount and judge/results, so that no kernel is
+# built. Each job must make what tools/ci/matrix says (make deps, its
+# setup, its step), the builds before the run jobs, the merge after
+# them; with a step that fails, its job fails and the merge still runs
+# (when: always). A child pipeline the engine cannot run, a job that
+# lost its setup or a merge that waits for every job to pass fails here.
+t gitlab_pipeline_runs_on_gitlab_ci_local
+gitlab_pipeline_runs_on_gitlab_ci_local() {
+	local gcl=$build/npm/node_modules/.bin/gitlab-ci-local repo=$scratch/engine/repo
+	local bin=$scratch/engine/bin
+
+	npm_tool gitlab-ci-local || return 0
+	rm -rf "$scratch/engine"
+	mkdir -p "$repo" "$bin" "$scratch/engine/home" || return 1
+	# The checkout's files as git lists them (a copy without .git: all
+	# but build/), committed in a repository of their own.
+	if git -C "$here" rev-parse --git-dir > /dev/null 2>&1; then
+		(cd "$here" && git ls-files -z --cached --others --exclude-standard |
+			tar --null --ignore-failed-read -T - -cf - 2> /dev/null) | tar -xf - -C "$repo"
+	else
+		(cd "$here" && find . \( -path ./build -o -path ./.git \) -prune -o -type f -print0 |
+			tar --null -T - -cf -) | tar -xf - -C "$repo"
+	fi
+	[ -f "$repo/.gitlab-ci.yml" ] || fail "no copy of the checkout" || return 1
+	printf '#!/bin/sh\necho "0 passed, 0 failed, 0 skipped"\n' > "$repo/tools/judge/results"
+	local made=$scratch/engine/made
+	# (the goal in engine/fail fails: the engine passes the jobs no
+	# variable of the environment it runs in)
+	printf '#!/bin/bash\n(IFS="|"; echo "make|$CI_JOB_NAME|$*") >> "%s"\n[ "$1" != "$(cat "%s")" ]\n' \
+		"$made" "$scratch/engine/fail" > "$bin/make"
+	: > "$scratch/engine/fail"
+	printf '#!/bin/sh\necho "%s|$CI_JOB_NAME|$*" >> "%s"\n' apt-get "$made" > "$bin/apt-get"
+	printf '#!/bin/sh\necho "%s|$CI_JOB_NAME|$*" >> "%s"\n' mount "$made" > "$bin/mount"
+	chmod +x "$bin"/* "$repo/tools/judge/results" &&
+	(cd "$repo" && git init -q && git add -A &&
+		git -c user.name=forklab -c user.email=forklab@localhost commit -qm copy) ||
+		fail "cannot make the copy a git repository" || return 1
+	engine() {	# the pipeline, its output in $scratch/engine/out
+		(cd "$repo" && PATH="$bin:$PATH" timeout -k 10 300 "$gcl" \
+			--force-shell-executor --no-color --home "$scratch/engine/home") \
+			> "$scratch/engine/out" 2>&1
+	}
+	engine || fail "gitlab-ci-local failed: $(grep -m 3 'FAIL\|rror' "$scratch/engine/out")" ||
+		return 1
+	python3 - "$made" "$scratch/engine/out" "$here/tools/ci/matrix" "$repo/.gitlab-ci.yml" \
+		> "$scratch/check" 2>&1 <<'PY' || fail "$(tail -n 1 "$scratch/check")" || return 1
+import json, os, re, shlex, subprocess, sys, yaml
+made, out, matrix, parent = sys.argv[1:5]
+shards = yaml.safe_load(open(parent))['variables']['MATRIX_SHARDS']
+env = dict(os.environ, MATRIX_SHARDS=shards)
+jobs = json.loads(subprocess.run([matrix], capture_output=True, text=True, env=env).stdout)['include']
+builds = json.loads(subprocess.run([matrix, '--builds'], capture_output=True, text=True, env=env).stdout)['include']
+want = {f'build {b["cache"]}': [['deps'], shlex.split(b['make'])] for b in builds}
+for j in jobs:
+	want[j['name']] = [['deps']] + ([shlex.split(j['setup'])] if j['setup'] else []) + [shlex.split(j['make'])]
+want['merge'] = [['tree'], ['merge'], ['differences'], ['report']]
+lines = [l.rstrip('\n').split('|') for l in open(made)]
+got = {}
+for tool, job, *args in lines:
+	if tool == 'make':
+		got.setdefault(job, []).append(args)
+missing = sorted(set(want) - set(got))
+assert not missing, f'jobs the engine did not run: {missing}'
+for job in want:
+	assert got[job] == want[job], f'{job}: made {got[job]}, want {want[job]}'
+assert set(got) == set(want), f'jobs nobody asked for: {sorted(set(got) - set(want))}'
+index = lambda pred: [i for i, (t, job, *a) in enumerate(lines) if pred(job)]
+run = index(lambda job: job in {j['name'] for j in jobs})
+assert max(index(lambda job: job.startswith('build '))) < min(run), 'a run job before the builds'
+assert min(index(lambda job: job == 'merge')) > max(run), 'the merge before a run job'
+mounts = {job for t, job, *a in lines if t == 'mount'}
+assert mounts == {j['name'] for j in jobs}, f'/dev/shm not remounted in {sorted({j["name"] for j in jobs} - mounts)}'
+text = open(out).read()
+for job in want:
+	assert re.search(rf'PASS +\[forklab\] -> {re.escape(job)} *$', text, re.M), f'{job}: no PASS'
+PY
+	# A step that fails: its job fails, the merge runs all the same.
+	rm -f "$made"
+	echo lint > "$scratch/engine/fail"
+	engine
+	grep -Eq 'FAIL +(\[forklab\] -> )?lint *$' "$scratch/engine/out" ||
+		fail "a failed make lint did not fail its job" || return 1
+	grep -q '^make|merge|report$' "$made" ||
+		fail "the merge did not run after a failed job"
 }
 
 # CI's share of the matrix's proof runs (tools/ci/share): what a change

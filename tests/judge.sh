@@ -383,6 +383,104 @@ save_keeps_a_run_whole() {
 	[ ! -e "$scratch/build/up" ] || fail "--save ../up wrote outside BUILD/runs"
 }
 
+# A policy's folder (make policies' RES/policies/POLICY: kunit.ktap and
+# results.ktap) is a run: A=RES B=RES/policies/always compares make
+# check's suites with the policy's, suite for suite, and no other suite
+# of RES (tools, mutants, the policy suites) as gone; saved, it is one
+# still. A tool that reads the folder as a results folder (no mm-tests
+# there) or compares RES's other suites fails here.
+t compare_takes_a_policys_folder
+compare_takes_a_policys_folder() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local p='judge/compare' dir=$scratch/policy-build
+	rm -rf "$dir" "$scratch/build/runs"
+	cp -a "$fixtures/results/build" "$dir" &&
+	sed -i 's/^    ok 1 plain_case$/    not ok 1 plain_case/' "$dir/policies/always/kunit.ktap" ||
+		return 1
+	expect_exit 1 judge_compare "A=$dir" "B=$dir/policies/always"
+	cat > "$scratch/want" <<-EOF
+	$p: kunit: PASS->FAIL fixture_suite/plain_case: A PASS, B FAIL [regression]
+	$p: kunit (3 rows in A, 3 rows in B): 1 PASS->FAIL, 0 FAIL->PASS, 0 new, 0 gone, 0 skip, 0 failure changed; 1 regression
+	$p: mm-tests: gone forktest/64 MiB SysV shm, fork_copy=lazy: A PASS, B none
+	$p: mm-tests: gone forktest/1 MiB SysV shm, fork_copy=lazy: A PASS, B none
+	$p: mm-tests: new forktest/64 MiB SysV shm, fork_copy=always: A none, B PASS
+	$p: mm-tests: new forktest/1 MiB SysV shm, fork_copy=always: A none, B PASS
+	$p: mm-tests (4 rows in A, 4 rows in B): 0 PASS->FAIL, 0 FAIL->PASS, 2 new, 2 gone, 0 skip, 0 failure changed; 0 regressions
+	$p: 2 suites: 1 PASS->FAIL, 0 FAIL->PASS, 2 new, 2 gone, 0 skip, 0 failure changed; 1 regression
+	$p: JSON: $scratch/compare.json
+	EOF
+	cmp -s "$scratch/want" "$scratch/stdout" ||
+		fail "make check against always: $(diff "$scratch/want" "$scratch/stdout" | tr '\n' ' ')" ||
+		return 1
+	# saved, and as A: the same suites
+	expect_exit 0 judge_compare --save always "$dir/policies/always" &&
+	expect_exit 0 judge_compare A=always "B=$dir" &&
+	expect_in '^judge/compare: kunit: FAIL->PASS fixture_suite/plain_case: A FAIL, B PASS$' "$scratch/stdout" &&
+	expect_in '^judge/compare: 2 suites: ' "$scratch/stdout"
+}
+
+# make differences (CI's comparisons): make check's run against each
+# policy's that make policies left and each other tree's that make check
+# KERNEL=6.1 left, of the suites both have, each JSON in BUILD/compare/;
+# a regression in B is reported, the exit status 0. judge/report then
+# shows each comparison, and make compare's, as a section: per suite the
+# counts, each changed row, a PASS->FAIL marked failed and a FAIL->PASS
+# passed. A report without the section, one that shows a regression as a
+# pass, or a step that fails CI on what a policy changes fails here.
+t differences_are_reported_and_shown
+differences_are_reported_and_shown() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local dir=$scratch/differences-build
+	rm -rf "$dir"
+	cp -a "$fixtures/results/build" "$dir" &&
+	sed -i 's/^    ok 1 plain_case$/    not ok 1 plain_case/' "$dir/policies/always/kunit.ktap" &&
+	mkdir -p "$dir/6.1/mm-tests" &&
+	cp "$dir/kunit.ktap" "$dir/6.1/" &&
+	sed 's/^    ok 2 second$/    not ok 2 second/' "$dir/mm-tests/results.ktap" \
+		> "$dir/6.1/mm-tests/results.ktap" || return 1
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/differences" || return 1
+	expect_in '^judge/differences: 2 comparisons, 2 with a regression in B ' "$scratch/stdout" &&
+	expect_in '^judge/compare: mm-tests: PASS->FAIL prog/second: A PASS, B FAIL \[regression\]$' \
+		"$scratch/stdout" &&
+	expect_in '^judge/compare: tools: in A only, not compared$' "$scratch/stdout" || return 1
+	[ "$(cd "$dir/compare" && echo *)" = 'policy-always.json tree-6.1.json' ] ||
+		fail "BUILD/compare/: $(ls "$dir/compare")" || return 1
+	# make compare's, the other way round: a fix
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/compare" --common \
+		"A=$dir/6.1" "B=$dir" || return 1
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/report" || return 1
+	python3 - "$dir/report/index.html" <<'PY' || fail "the page's comparisons are not the runs'"
+import html, re, sys
+page = open(sys.argv[1]).read()
+assert '<h2 id="compare">' in page, 'no section'
+part = page.split('<h2 id="compare">', 1)[1].split('<h2 ', 1)[0]
+titles = re.findall(r'<h3>(.*?)</h3>', part)
+assert titles == ['make compare', 'make differences: policy-always',
+		  'make differences: tree-6.1'], titles
+rows = {}
+for block in part.split('<h3>')[1:]:
+	title = block.split('</h3>')[0]
+	for cls, cells in re.findall(r'<tr class="(\w+)">((?:<td>.*?</td>)+)</tr>', block):
+		cells = [html.unescape(c) for c in re.findall(r'<td>(.*?)</td>', cells)]
+		rows[title, cells[0], cells[2] if len(cells) == 6 else '(suite)'] = (cls, cells)
+want = {('make differences: policy-always', 'kunit', 'fixture_suite/plain_case'): ('fail', 'PASS->FAIL'),
+	('make differences: tree-6.1', 'mm-tests', 'prog/second'): ('fail', 'PASS->FAIL'),
+	('make compare', 'mm-tests', 'prog/second'): ('pass', 'FAIL->PASS')}
+for key, (cls, kind) in want.items():
+	assert key in rows, (key, list(rows))
+	assert rows[key][0] == cls and rows[key][1][1] == kind, (key, rows[key])
+suite = rows['make differences: policy-always', 'kunit', '(suite)']
+assert suite[0] == 'fail' and suite[1][1:3] == ['3', '3'], suite
+PY
+	# a comparison that is none: one error line, no page
+	echo '{' > "$dir/compare/broken.json" && rm "$dir/report/index.html" &&
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 1 "$here/tools/judge/report" &&
+	one_line_stderr &&
+	[ ! -e "$dir/report/index.html" ] || fail "a page with a broken comparison was written"
+}
+
 scan() { "$here/tools/judge/console-scan" "$@"; }
 consoles=$fixtures/console
 # Each kind has a console of its own: tests/fixtures/console/KIND.log.

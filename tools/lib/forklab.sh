@@ -49,13 +49,17 @@ python_tool() {
 # The table (configs/forklab.toml, tools/lib/forklab/table.py): the
 # trees, targets, policies and patch header rules, as bash variables:
 # forklab_trees, forklab_targets, forklab_policies (names, the default
-# first), forklab_expectations (the expectations file), forklab_binaries
+# first), forklab_expectations (the expectations file), table_log[SUITE]
+# and table_policy_log[SUITE] (a suite's log below a results folder, and
+# below its policies' folder forklab_policies_dir/POLICY), table_npm[PACKAGE]
+# (the version [npm] pins), forklab_binaries
 # and table_tree_FIELD[TREE], table_target_FIELD[TARGET],
 # table_binary_FIELD[BINARY] (flavours: NAME=PACKAGE words),
 # table_header_RULE[FIELD] (the table's comments say what each is).
 forklab_trees='' forklab_targets='' forklab_policies='' forklab_expectations=''
+forklab_policies_dir=''
 forklab_binaries=''
-declare -A table_tree_package=() table_tree_patches=() table_tree_build=() \
+declare -A table_log=() table_policy_log=() table_npm=() table_tree_package=() table_tree_patches=() table_tree_build=() \
 	table_tree_kconfig=() table_tree_coverage=() table_target_arch=() \
 	table_target_sanitize=() table_target_suffix=() table_target_obj=() \
 	table_target_image=() table_target_res=() table_target_kconfig=() \

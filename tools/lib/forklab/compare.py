@@ -3,9 +3,12 @@
 to run B, as the results model reads them without expectations.
 
 A run is a results folder (build/, build/x86_64, build/6.1: where a
-target writes its results, tools/lib/target's res) or a copy of one
-that --save kept in build/runs/NAME. A suite is the same suite on every
-target and tree (the folders have one layout), named by its base name:
+target writes its results, tools/lib/target's res), a policy's folder
+in one (build/policies/always: make policies' run of the suites under
+fork_copy=always), or a copy of either that --save kept in
+build/runs/NAME. A suite is the same suite on every target and tree
+(the folders have one layout), named by its base name; its log's path
+is configs/forklab.toml's ([results]):
 
   kunit             kunit.ktap
   mm-tests          mm-tests/results.ktap
@@ -15,7 +18,18 @@ target and tree (the folders have one layout), named by its base name:
   kunit-POLICY      policies/POLICY/kunit.ktap
   mm-tests-POLICY   policies/POLICY/results.ktap
 
-A suite is in a run when its log is there. Every row of a suite in
+and in a policy's folder (one with a results.ktap of its own):
+
+  kunit             kunit.ktap
+  mm-tests          results.ktap
+
+A suite is in a run when its log is there. When A or B is a policy's
+folder, only the suites a policy's folder holds are compared: A=build
+B=build/policies/always is lazy's make check against always, suite for
+suite, and the other suites of build/ are no change of policy. With
+--common, only the suites both runs have are compared, each of the
+others named on one line ('SUITE: in A only, not compared'): two trees'
+runs (A=build B=build/6.1) where one ran suites the other did not. Every row of a suite in
 either run is read with judge(parser, name, log, None), its verdict
 PASS, SKIP, FAIL or ERROR (a suite whose log cannot be read has the one
 row '(no results)'), and a row is paired with the row of the same path
@@ -40,7 +54,7 @@ kind and of the regressions. Writes the same as JSON to --out (default
 BUILD/compare.json):
 
   {"a": PATH, "b": PATH, "regressions": N,
-   "counts": {KIND: N, ...},
+   "counts": {KIND: N, ...}, "left_out": {SUITE: "A" or "B", ...},
    "suites": {SUITE: {"rows_a": N or null, "rows_b": N or null,
                       "counts": {KIND: N, ...}, "regressions": N,
                       "rows": [{"path": ROW, "a": VERDICT or null,
@@ -91,21 +105,30 @@ NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
 
 def suite_logs():
 	"""[(suite, log path below a results folder)]: the layout of every
-	target's and tree's results (tools/judge/results reads the same logs
-	below each res), in the order judge/results gives the suites."""
-	logs = [('kunit', 'kunit.ktap'), ('mm-tests', 'mm-tests/results.ktap'),
-		('museum', 'museum/museum.ktap'), ('repros', 'repros/results.ktap'),
-		('mutants', 'mutate/mutants.ktap'),
-		('tools', 'tests/tools.ktap')]
+	target's and tree's results (configs/forklab.toml's [results], which
+	tools/judge/results reads below each res), in the order judge/results
+	gives the suites."""
+	logs = table.logs()
+	policies, policy_logs = table.policy_logs()
 	for policy in table.policies():
-		logs += [(f'kunit-{policy}', f'policies/{policy}/kunit.ktap'),
-			 (f'mm-tests-{policy}', f'policies/{policy}/results.ktap')]
+		logs += [(f'{suite}-{policy}', os.path.join(policies, policy, rel))
+			 for suite, rel in policy_logs]
 	return logs
 
 
+def is_policy_folder(folder):
+	"""Is @folder a policy's (RES/policies/POLICY): does it hold a log
+	at a path of the policy layout that a results folder has not?"""
+	plain = {rel for _, rel in table.logs()}
+	return any(os.path.isfile(os.path.join(folder, rel))
+		   for _, rel in table.policy_logs()[1] if rel not in plain)
+
+
 def logs_in(folder):
-	"""{suite: log} of the suite logs in @folder."""
-	return {suite: os.path.join(folder, rel) for suite, rel in suite_logs()
+	"""{suite: log} of the suite logs in @folder (a results folder, or a
+	policy's)."""
+	layout = table.policy_logs()[1] if is_policy_folder(folder) else suite_logs()
+	return {suite: os.path.join(folder, rel) for suite, rel in layout
 		if os.path.isfile(os.path.join(folder, rel))}
 
 
@@ -211,13 +234,20 @@ def counts(changes):
 	return {kind: sum(c['kind'] == kind for c in changes) for kind in KINDS}
 
 
-def compare(parser, folder_a, folder_b):
+def compare(parser, folder_a, folder_b, common=False):
 	"""The JSON document (the module's doc gives its shape) of the
-	changes from results folder @folder_a to @folder_b."""
+	changes from results folder @folder_a to @folder_b; @common: of the
+	suites both have."""
 	logs_a, logs_b = logs_in(folder_a), logs_in(folder_b)
-	suites = {}
-	for suite, _ in suite_logs():
+	# A policy's folder: its suites only (the module's doc says why).
+	compared = table.policy_logs()[1] \
+		if is_policy_folder(folder_a) or is_policy_folder(folder_b) else suite_logs()
+	suites, left_out = {}, {}
+	for suite, _ in compared:
 		if suite not in logs_a and suite not in logs_b:
+			continue
+		if common and (suite not in logs_a or suite not in logs_b):
+			left_out[suite] = 'A' if suite in logs_a else 'B'
 			continue
 		a = results.judge(parser, suite, logs_a[suite], None) if suite in logs_a else None
 		b = results.judge(parser, suite, logs_b[suite], None) if suite in logs_b else None
@@ -230,7 +260,7 @@ def compare(parser, folder_a, folder_b):
 	every = [c for s in suites.values() for c in s['rows']]
 	return {'a': os.path.abspath(folder_a), 'b': os.path.abspath(folder_b),
 		'regressions': sum(c['regression'] for c in every),
-		'counts': counts(every), 'suites': suites}
+		'counts': counts(every), 'left_out': left_out, 'suites': suites}
 
 
 def verdict_text(run, verdict, why):
@@ -257,6 +287,7 @@ def report(doc):
 		rows = ', '.join(f'{"no" if n is None else n} row{"s" * (n != 1)} in {run}'
 				 for run, n in (('A', s['rows_a']), ('B', s['rows_b'])))
 		lines.append(summary(f'{suite} ({rows})', s['counts'], s['regressions']))
+	lines += [f'{PROG}: {suite}: in {run} only, not compared' for suite, run in doc['left_out'].items()]
 	lines.append(summary(f'{len(doc["suites"])} suites', doc['counts'], doc['regressions']))
 	return lines
 
@@ -322,6 +353,8 @@ def main(argv):
 			help="the directory of the tree's kunit_parser.py")
 	ap.add_argument('--out', metavar='FILE',
 			help='the JSON file written (default BUILD/compare.json)')
+	ap.add_argument('--common', action='store_true',
+			help='only the suites both runs have')
 	ap.add_argument('--save', metavar='NAME',
 			help='copy the suite logs of the one RUN (a results folder) to '
 			'BUILD/runs/NAME instead, for a later A= or B=')
@@ -357,7 +390,7 @@ def main(argv):
 	parser = ktap.load_parser(args.kunit_dir)
 	if parser is None:
 		forklab.die(PROG, f'no kunit_parser.py in {args.kunit_dir}', forklab.BAD_INPUT)
-	doc = compare(parser, folder_a, folder_b)
+	doc = compare(parser, folder_a, folder_b, args.common)
 	out = args.out or os.path.join(os.path.dirname(runs_dir()), 'compare.json')
 	try:
 		write_json(out, doc)

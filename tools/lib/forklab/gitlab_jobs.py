@@ -91,12 +91,13 @@ def pipeline(matrix, builds):
 		'before_script': BEFORE,
 		'script': ['make tree',
 			   'status=0; make merge || status=1; tools/judge/results || status=1; '
-			   'make report || status=1; exit $status'],
+			   'make differences || status=1; make report || status=1; exit $status'],
 		'artifacts': {
 			'when': 'always',
 			'expire_in': '1 month',
 			'paths': ['build/**/junit.xml', 'build/**/kcidb.json',
-				  'build/**/mutation-report.json', 'build/report/index.html'],
+				  'build/**/mutation-report.json', 'build/report/index.html',
+				  'build/compare/'],
 			'reports': {'junit': 'build/**/junit.xml'},
 		},
 	}

@@ -7,7 +7,10 @@ log is newer, so that the page gives the results model's verdicts on the
 logs there are), the coverage gate per function (from kcidb.json)
 with a link into lcov's HTML at the function's line, each target's
 mutation report in Stryker's viewer (npm mutation-testing-elements, its
-bundle inlined), and make bench's plots where they exist.
+bundle inlined), the comparisons of runs (make compare's
+BUILD/compare.json, make differences' BUILD/compare/*.json: per suite
+the counts of each kind of change, and each changed row, a regression
+marked failed), and make bench's plots where they exist.
 
 The viewer's bundle comes from npm, installed into BUILD/npm on first
 use (MTE_BUNDLE: a bundle to use instead); without it the mutants are
@@ -29,8 +32,9 @@ from forklab.results import LIVE, OWN_STATUS
 PROG = 'judge/report'
 HERE = forklab.HERE
 BUNDLE = 'node_modules/mutation-testing-elements/dist/mutation-test-elements.js'
-# The viewer's version the page was checked with (tests/judge.sh).
-MTE_VERSION = '3.9.0'
+# The viewer's version the page was checked with (tests/judge.sh):
+# configs/forklab.toml's [npm].
+MTE_VERSION = table.npm('mutation-testing-elements')
 
 
 
@@ -223,6 +227,59 @@ def mutants_section(res, title, js, n):
 	return '\n'.join(out)
 
 
+def comparisons(build):
+	"""[(title, path)]: make compare's JSON, then make differences'."""
+	out = []
+	if os.path.isfile(os.path.join(build, 'compare.json')):
+		out.append(('make compare', os.path.join(build, 'compare.json')))
+	for path in sorted(glob.glob(os.path.join(build, 'compare', '*.json'))):
+		out.append((f'make differences: {os.path.basename(path)[:-5]}', path))
+	return out
+
+
+def compare_section(title, path):
+	"""One comparison (tools/lib/forklab/compare.py's JSON): its runs,
+	a row per suite with the counts of each kind of change, and each
+	changed row; a row B fails is marked failed, one B fixed passed."""
+	try:
+		with open(path) as f:
+			doc = json.load(f)
+		kinds = list(doc['counts'])
+		suites = doc['suites']
+	except (OSError, ValueError, KeyError, TypeError) as err:
+		forklab.die(PROG, f'{path}: not a comparison of judge/compare ({err})')
+	head = ''.join(f'<th>{e(k)}</th>' for k in kinds)
+	rows, changed = [], []
+	for name, s in suites.items():
+		rows.append(f'<tr class="{"fail" if s["regressions"] else "pass"}"><td>{e(name)}</td>'
+			    f'<td>{e("-" if s["rows_a"] is None else s["rows_a"])}</td>'
+			    f'<td>{e("-" if s["rows_b"] is None else s["rows_b"])}</td>' +
+			    ''.join(f'<td>{s["counts"].get(k, 0)}</td>' for k in kinds) +
+			    f'<td>{s["regressions"]}</td></tr>')
+		for c in s['rows']:
+			cls = 'fail' if c['regression'] or c['kind'] == 'PASS->FAIL' else \
+				'pass' if c['kind'] == 'FAIL->PASS' else 'change'
+			verdict = [f'{v or "none"}' + (f' ({why})' if why else '')
+				   for v, why in ((c['a'], c['why_a']), (c['b'], c['why_b']))]
+			changed.append(f'<tr class="{cls}"><td>{e(name)}</td><td>{e(c["kind"])}</td>'
+				       f'<td>{e(c["path"])}</td><td>{e(verdict[0])}</td><td>{e(verdict[1])}</td>'
+				       f'<td>{"regression" if c["regression"] else ""}</td></tr>')
+	left = doc.get('left_out') or {}
+	out = [f'<h3>{e(title)}</h3>',
+	       f'<p>A: {e(doc.get("a"))}<br>B: {e(doc.get("b"))}<br>'
+	       f'{sum(doc["counts"].values())} rows changed, {doc["regressions"]} '
+	       f'regression{"s" * (doc["regressions"] != 1)} in B.</p>',
+	       f'<table class="compare"><tr><th>suite</th><th>rows in A</th><th>rows in B</th>{head}'
+	       '<th>regressions</th></tr>', *rows, '</table>']
+	if left:
+		out.append('<p>Not compared: ' + ', '.join(f'{e(n)} (in {e(r)} only)'
+							   for n, r in left.items()) + '.</p>')
+	if changed:
+		out += ['<table class="changes"><tr><th>suite</th><th>change</th><th>row</th>'
+			'<th>A</th><th>B</th><th></th></tr>', *changed, '</table>']
+	return '\n'.join(out)
+
+
 def main():
 	forklab.ArgumentParser(prog=PROG, description=__doc__.split('\n\n')[0]).parse_args()
 	build = os.environ.get('BUILD') or os.path.join(HERE, 'build')
@@ -246,12 +303,14 @@ def main():
 			mutants.append(m)
 	if not results:
 		forklab.die(PROG, f'no results under {build}: run make check first')
+	compared = [compare_section(title, path) for title, path in comparisons(build)]
 	plots = [p for p in sorted(glob.glob(os.path.join(HERE, 'docs', '*.png')))]
 	page = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
 		'<title>forklab report</title>',
 		'<style>body{font-family:sans-serif;margin:2em;max-width:80em}'
 		'table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em}'
 		'tr.fail td{background:#fdd}tr.pass td:first-child{background:#dfd}'
+		'tr.change td:first-child{background:#ffd}'
 		'pre{white-space:pre-wrap;background:#f6f6f6;padding:.4em}</style>',
 		f'<script>{js}</script>' if js else '',
 		'</head><body>', '<h1>forklab: the last runs</h1>',
@@ -260,6 +319,8 @@ def main():
 		*(coverage or ['<p>No coverage yet: make check (or make coverage).</p>']),
 		'<h2 id="mutants">Mutants</h2>',
 		*(mutants or ['<p>No mutation report yet: make mutate.</p>']),
+		'<h2 id="compare">Comparisons</h2>',
+		*(compared or ['<p>No comparison yet: make compare A=... B=..., or make differences.</p>']),
 		'<h2 id="bench">Bench</h2>',
 		*([f'<img alt="{e(os.path.basename(p))}" src="{e(os.path.relpath(p, report_dir))}" width="640">'
 		   for p in plots] or ['<p>No plots: make bench.</p>']),
@@ -268,7 +329,8 @@ def main():
 	with open(dest + '.tmp', 'w') as f:
 		f.write('\n'.join(page) + '\n')
 	os.replace(dest + '.tmp', dest)
-	print(f'{PROG}: wrote {dest} ({len(results)} result sets, {len(mutants)} mutation reports)')
+	print(f'{PROG}: wrote {dest} ({len(results)} result sets, {len(mutants)} mutation reports, '
+	      f'{len(compared)} comparisons)')
 
 
 if __name__ == '__main__':

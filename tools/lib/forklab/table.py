@@ -74,6 +74,10 @@ def _check(table):
 		raise TableError('[[targets]]: two with the same arch and sanitize')
 	if not table.get('policies', {}).get('names'):
 		raise TableError('no [policies] names')
+	res = table.get('results', {})
+	if not res.get('logs') or not isinstance(res.get('policies'), str) or \
+			not set(res.get('policy_logs') or ['?']) <= set(res['logs']):
+		raise TableError('[results]: want logs, policies and policy_logs (suites of logs)')
 	for field, rule in table.get('headers', {}).items():
 		values = rule.get('values')
 		if values and rule.get('default') not in names_of(table, values):
@@ -140,6 +144,23 @@ def policies():
 	return list(load()['policies']['names'])
 
 
+def npm(package):
+	"""The version [npm] pins @package at."""
+	return load()['npm'][package]
+
+
+def logs():
+	"""[(suite, log path below a results folder)]: [results] logs."""
+	return list(load()['results']['logs'].items())
+
+
+def policy_logs():
+	"""(the policies' folder below a results folder, [(suite, log path
+	below a policy's folder)]): [results] policies and policy_logs."""
+	res = load()['results']
+	return res['policies'], list(res['policy_logs'].items())
+
+
 def header(path, field):
 	"""The words of the patch's FIELD: line (its default when it has
 	none), by the table's rules: a second line, where the rule says
@@ -192,7 +213,11 @@ def shell():
 	out = [f'forklab_trees={shlex.quote(" ".join(names_of(table, "trees")))}',
 	       f'forklab_targets={shlex.quote(" ".join(names_of(table, "targets")))}',
 	       f'forklab_policies={shlex.quote(" ".join(policies()))}',
-	       f'forklab_expectations={shlex.quote(table["expectations"])}']
+	       f'forklab_expectations={shlex.quote(table["expectations"])}',
+	       _bash_assoc('table_log', table['results']['logs'].items()),
+	       _bash_assoc('table_policy_log', table['results']['policy_logs'].items()),
+	       f'forklab_policies_dir={shlex.quote(table["results"]["policies"])}',
+	       _bash_assoc('table_npm', table.get('npm', {}).items())]
 	for field in TREE_FIELDS[1:]:
 		out.append(_bash_assoc(f'table_tree_{field}',
 				       [(t['name'], _word(t[field])) for t in table['trees']]))
