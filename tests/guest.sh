@@ -159,14 +159,20 @@ uml_run_tells_a_notice_from_a_warning() {
 	guest_gate "$here/tools/guest/uml-run"
 }
 
+# x86_64_image: the x86_64 kernel's image in image (the caller's local),
+# or the test skips (returns 1).
+x86_64_image() {
+	image=$("$here/tools/lib/target" x86_64 0 image)
+	[ -f "$image" ] || skip "no x86_64 kernel yet ('make test ARCH=x86_64' builds it)"
+}
+
 # The same in the x86_64 guest, where the notice was first taken for a
 # WARNING, when its kernel is built ('make check ARCH=x86_64' builds it;
 # 'tests/run qemu_run_tells_a_notice_from_a_warning' then boots it twice).
 tk qemu_run_tells_a_notice_from_a_warning
 qemu_run_tells_a_notice_from_a_warning() {
 	local image
-	image=$("$here/tools/lib/target" x86_64 0 image)
-	[ -f "$image" ] || { skip "no x86_64 kernel yet ('make test ARCH=x86_64' builds it)"; return; }
+	x86_64_image || return
 	guest_gate "$here/tools/guest/qemu-run"
 }
 
@@ -268,8 +274,7 @@ uml_run_gives_a_shell() {
 tk qemu_run_gives_a_shell
 qemu_run_gives_a_shell() {
 	local image
-	image=$("$here/tools/lib/target" x86_64 0 image)
-	[ -f "$image" ] || { skip "no x86_64 kernel yet ('make test ARCH=x86_64' builds it)"; return; }
+	x86_64_image || return
 	guest_shell "$here/tools/guest/qemu-run" "$image" 90
 }
 
@@ -313,7 +318,6 @@ uml_run_breaks_in_copy_page_range() {
 tk qemu_run_breaks_in_copy_page_range
 qemu_run_breaks_in_copy_page_range() {
 	local image
-	image=$("$here/tools/lib/target" x86_64 0 image)
-	[ -f "$image" ] || { skip "no x86_64 kernel yet ('make test ARCH=x86_64' builds it)"; return; }
+	x86_64_image || return
 	guest_gdb "$here/tools/guest/qemu-run" "$image" 120
 }
