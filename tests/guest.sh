@@ -159,14 +159,20 @@ uml_run_tells_a_notice_from_a_warning() {
 	guest_gate "$here/tools/guest/uml-run"
 }
 
+# x86_64_image: the x86_64 kernel's image in image (the caller's local),
+# or the test skips (returns 1).
+x86_64_image() {
+	image=$("$here/tools/lib/target" x86_64 0 image)
+	[ -f "$image" ] || skip "no x86_64 kernel yet ('make test ARCH=x86_64' builds it)"
+}
+
 # The same in the x86_64 guest, where the notice was first taken for a
 # WARNING, when its kernel is built ('make check ARCH=x86_64' builds it;
 # 'tests/run qemu_run_tells_a_notice_from_a_warning' then boots it twice).
 tk qemu_run_tells_a_notice_from_a_warning
 qemu_run_tells_a_notice_from_a_warning() {
 	local image
-	image=$("$here/tools/lib/target" x86_64 0 image)
-	[ -f "$image" ] || { skip "no x86_64 kernel yet ('make test ARCH=x86_64' builds it)"; return; }
+	x86_64_image || return
 	guest_gate "$here/tools/guest/qemu-run"
 }
 
@@ -268,7 +274,50 @@ uml_run_gives_a_shell() {
 tk qemu_run_gives_a_shell
 qemu_run_gives_a_shell() {
 	local image
-	image=$("$here/tools/lib/target" x86_64 0 image)
-	[ -f "$image" ] || { skip "no x86_64 kernel yet ('make test ARCH=x86_64' builds it)"; return; }
+	x86_64_image || return
 	guest_shell "$here/tools/guest/qemu-run" "$image" 90
+}
+
+# --gdb-x: gdb on the run's kernel, the guest stopped at its start.
+# fork-shared-rw.gdb breaks in copy_page_range() for the one vma
+# fork-shared-rw.c maps at 0x10000000 (read-write, MAP_SHARED) and prints
+# its bounds and flags from struct vm_area_struct, then lets the guest
+# finish. A runner that lets the guest run before gdb's commands (the
+# fork over, nothing to break in), hands gdb symbols that are not the
+# booted kernel's (KASLR's offset, another build), or a kernel whose
+# debug info lacks the structure types (CONFIG_DEBUG_INFO_REDUCED) fails
+# here; so does one that loses the program's output or status, or passes
+# a run whose gdb commands failed (the second run: its last command does).
+guest_gdb() {
+	local runner=$1 image=$2 limit=$3 flags
+
+	command -v gdb > /dev/null || { skip "no gdb (make deps installs it)"; return; }
+	static_fixture fork-shared-rw
+	expect_exit 0 "$runner" --kernel "$image" --timeout "$limit" \
+		--gdb-x "$fixtures/uml/fork-shared-rw.gdb" "$scratch/fork-shared-rw"
+	expect_in '^forklab-gdb: vma 0x10000000-0x10001000 vm_flags 0x[0-9a-f]*$' "$scratch/stdout"
+	flags=$(sed -n 's/^forklab-gdb: vma .* vm_flags //p' "$scratch/stdout")
+	# VM_READ, VM_WRITE, VM_SHARED, VM_MAYWRITE, VM_MAYSHARE.
+	[ $((flags & 0xab)) = $((0xab)) ] ||
+		fail "vm_flags $flags of a MAP_SHARED read-write vma lack VM_READ|VM_WRITE|VM_SHARED|VM_MAYWRITE|VM_MAYSHARE (0xab)"
+	expect_in '^#1 .* in dup_mmap ' "$scratch/stdout"
+	expect_in '^forked with a shared page at 0x10000000$' "$scratch/stdout"
+	printf '%s\n' continue 'print forklab_no_such_symbol' > "$scratch/bad.gdb"
+	expect_exit 125 "$runner" --kernel "$image" --timeout "$limit" \
+		--gdb-x "$scratch/bad.gdb" "$scratch/fork-shared-rw"
+	expect_in 'gdb exited 1' "$scratch/stderr"
+}
+
+tk uml_run_breaks_in_copy_page_range
+uml_run_breaks_in_copy_page_range() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	guest_gdb "$here/tools/guest/uml-run" "$kernel" 60
+}
+
+# The same on QEMU's gdb stub, when the x86_64 kernel is built.
+tk qemu_run_breaks_in_copy_page_range
+qemu_run_breaks_in_copy_page_range() {
+	local image
+	x86_64_image || return
+	guest_gdb "$here/tools/guest/qemu-run" "$image" 120
 }

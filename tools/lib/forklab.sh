@@ -71,6 +71,8 @@ declare -A table_log=() table_policy_log=() table_npm=() table_tree_package=() t
 	table_target_guest=() table_target_launch=() table_target_root_args=() \
 	table_target_host_root_args=() table_target_swap_dev=() table_target_swap_args=() \
 	table_target_initrd_args=() table_target_unpatched=() table_binary_package=() table_binary_flavours=() \
+	table_target_gdb_symbols=() table_target_gdb_stub_args=() table_target_gdb_kernel_args=() \
+	table_target_gdb_commands=() \
 	table_binary_target=() table_binary_modules=() table_binary_build=() table_binary_tree=() \
 	table_header_values=() table_header_default=() table_header_once=()
 table_decl=$(python_tool table shell) || exit 1
@@ -203,7 +205,7 @@ unset t
 #   target_jobs        guests booted at a time by the user-space suite
 #   target_emulator_args, target_kunit_args, target_launch,
 #   target_root_args, target_host_root_args, target_swap_args,
-#   target_initrd_args  arrays
+#   target_initrd_args, target_gdb_stub_args, target_gdb_commands  arrays
 #   target_initrd      the initramfs a binary kernel boots with (KERNEL=
 #                      naming one: then target_image, target_res and
 #                      target_suffix are the binary's, and no gate)
@@ -214,7 +216,8 @@ unset t
 #                      (-6.1-x86_64), or the binary's (-debian)
 # and target_arch, target_suffix, target_gcov, target_mem,
 # target_emulator, target_kernel_args, target_gigantic_args, target_guest,
-# target_swap_dev, target_cold_ccache and target_make as the table has them.
+# target_swap_dev, target_cold_ccache, target_gdb_symbols,
+# target_gdb_kernel_args and target_make as the table has them.
 target() {
 	local arch=$1 sanitize=${2:-0} t name='' file
 
@@ -271,6 +274,11 @@ target() {
 	eval "target_swap_args=(${table_target_swap_args[$name]})"
 	eval "target_initrd_args=(${table_target_initrd_args[$name]})"
 	target_cold_ccache=${table_target_cold_ccache[$name]}
+	target_gdb_symbols=${table_target_gdb_symbols[$name]}
+	target_gdb_stub_args=() target_gdb_commands=()
+	eval "target_gdb_stub_args=(${table_target_gdb_stub_args[$name]})"
+	target_gdb_kernel_args=${table_target_gdb_kernel_args[$name]}
+	eval "target_gdb_commands=(${table_target_gdb_commands[$name]})"
 	target_make=${table_target_make[$name]}
 	target_initrd=
 	target_kunit=1

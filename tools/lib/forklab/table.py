@@ -35,7 +35,8 @@ TARGET_FIELDS = ('name', 'arch', 'sanitize', 'suffix', 'obj', 'image', 'res', 'k
 		 'kconfig_add', 'gate', 'gcov', 'runner', 'mem', 'jobs_extra',
 		 'emulator', 'emulator_args', 'kernel_args', 'gigantic_args', 'kunit_args',
 		 'guest', 'launch', 'root_args', 'host_root_args', 'swap_dev', 'swap_args',
-		 'initrd_args', 'unpatched', 'cold_ccache', 'make')
+		 'initrd_args', 'unpatched', 'cold_ccache', 'gdb_symbols', 'gdb_stub_args',
+		 'gdb_kernel_args', 'gdb_commands', 'make')
 BINARY_FIELDS = ('name', 'package', 'flavours', 'tree', 'target', 'modules', 'build')
 CI_WHERE = ('here', 'matrix', 'both')
 
