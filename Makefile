@@ -85,7 +85,7 @@ help:
 	@echo "                results folder, or a NAME of make save); build/compare.json;"
 	@echo "                exit 1 when B regressed (tools/judge/compare)"
 	@echo "make save NAME=NAME  keep the target's results in build/runs/NAME, for A= or B="
-	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
+	@echo "make repeat     boot the built kernel N times (N=20): rows that changed verdict; the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
 	@echo "make mutate     every mutants/*.patch must be killed (tools/run/mutants)"
 	@echo "                SHARD=K/N (mutate, mm-tests, policies): every N-th from the K-th"

@@ -49,11 +49,13 @@ python_tool() {
 # The table (configs/forklab.toml, tools/lib/forklab/table.py): the
 # trees, targets, policies and patch header rules, as bash variables:
 # forklab_trees, forklab_targets, forklab_policies (names, the default
-# first), forklab_expectations (the expectations file), forklab_binaries
+# first), forklab_expectations (the expectations file),
+# forklab_quarantine (the quarantine file), forklab_binaries
 # and table_tree_FIELD[TREE], table_target_FIELD[TARGET],
 # table_binary_FIELD[BINARY] (flavours: NAME=PACKAGE words),
 # table_header_RULE[FIELD] (the table's comments say what each is).
 forklab_trees='' forklab_targets='' forklab_policies='' forklab_expectations=''
+forklab_quarantine=''
 forklab_binaries=''
 declare -A table_tree_package=() table_tree_patches=() table_tree_build=() \
 	table_tree_kconfig=() table_tree_coverage=() table_target_arch=() \

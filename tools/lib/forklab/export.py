@@ -13,14 +13,17 @@ JUnit: one testsuite per KUnit suite (classname kunit.SUITE) and per
 user-space program (mm-tests.PROGRAM); a testcase per row, parameterised
 rows named CASE/PARAM; failure (FAIL, UNEXPECTED SKIP, UNLISTED) and
 error (ERROR, MISSING: an expected row the log lacks) carry the verdict,
-why and the row's diagnostics, skipped its reason; a program that failed
+why and the row's diagnostics, skipped its reason (a quarantined row
+that failed: skipped, its message 'QUARANTINED (VERDICT; quarantined:
+DATE WHY)'; one that passed says so in its system-out); a program that failed
 after all its rows passed (a crash, a kernel complaint) is a testcase of
 its own, '(exit status)'. KCIDB: one
 checkout (origin forklab: the tree's version and the patch series'
 hash), one build (the target), one test per row with path
 kunit.SUITE.CASE[.PARAM] or mm_tests.PROGRAM.ROW (sanitised to KCIDB's
 pattern, the raw name and the model's verdict in misc; status MISS for a
-missing row, FAIL for an unexpected skip or row); the checkout valid when
+missing row, FAIL for an unexpected skip or row; a quarantined row's
+misc has its quarantine, 'DATE WHY'); the checkout valid when
 prepare-tree finished the tree, the build's status from its last make
 (OBJ/build.status); the coverage gate's figures as tests
 coverage.FUNCTION.lines / .branches with the covered share as their
@@ -95,12 +98,17 @@ def build_status(t):
 # they do not list and a row they do not list fail, as make check fails
 # them (misc says which verdict it was); so does a live bug, a row the
 # kernel that ran fails for a bug it has (make check passes it).
+# A quarantined row (configs/quarantine) that failed has the KCIDB
+# status of the verdict it had (misc: verdict QUARANTINED, the
+# quarantine's date and reason) and is a JUnit skip whose message starts
+# QUARANTINED: neither passed nor a failure of the run.
 KCIDB_STATUS = {results.PASS: 'PASS', results.SKIP: 'SKIP', results.FAIL: 'FAIL',
 		results.ERROR: 'ERROR', results.UNEXPECTED_SKIP: 'FAIL',
 		results.MISSING: 'MISS', results.UNLISTED: 'FAIL', results.LIVE: 'FAIL'}
 JUNIT_ELEMENT = {results.FAIL: 'failure', results.UNEXPECTED_SKIP: 'failure', results.LIVE: 'failure',
 		 results.UNLISTED: 'failure', results.ERROR: 'error',
-		 results.MISSING: 'error', results.SKIP: 'skipped'}
+		 results.MISSING: 'error', results.SKIP: 'skipped',
+		 results.QUARANTINED: 'skipped'}
 
 
 def text_of(row):
@@ -109,14 +117,20 @@ def text_of(row):
 	if row.verdict == results.LIVE:
 		# The row failed: the kernel that ran has the bug it shows.
 		head = f'{results.LIVE} ({row.live_why})'
+	if row.verdict == results.QUARANTINED:
+		head = f'{results.QUARANTINED} ({row.quarantined}; quarantined: {row.quarantine})'
 	why = ': '.join(x for x in (head, row.why) if x)
 	return '\n'.join(row.said + ([why] if why else []))
 
 
-def read_suite(parser, name, log, expected):
+def read_suite(parser, name, log, expected, quarantined):
 	"""{group: [(names below the group, Row)]} of one suite (a group: a
-	KUnit suite, a program), as the results model judged its rows."""
+	KUnit suite, a program), as the results model judged its rows, the
+	rows @quarantined (results.load_quarantine's) held against it."""
 	suite = results.judge(parser, name, log, expected)
+	# Every quarantine line's suite is one to know: the other targets'
+	# are judge/results' to check.
+	results.quarantine([suite], quarantined, {s for s, _ in quarantined})
 	groups = {}
 	for row in suite.rows:
 		group, below = row.names[0], row.names[1:] or row.names[:1]
@@ -225,6 +239,8 @@ def main():
 	ap.add_argument('--out', help='where junit.xml and kcidb.json go (default: RES)')
 	ap.add_argument('--expect', metavar='FILE', help="the expectations the rows are "
 			"judged against (default: configs/expected)")
+	ap.add_argument('--quarantine', metavar='FILE', help="the quarantined rows "
+			"(default: configs/quarantine)")
 	args = ap.parse_args()
 	t = forklab.target(PROG)
 	res, tree = t['res'], t['tree']
@@ -245,6 +261,11 @@ def main():
 			expectations = results.load_expectations(expect, HERE)
 		except results.ResultsError as e:
 			forklab.die(PROG, str(e))
+	try:
+		quarantined = results.load_quarantine(
+			args.quarantine or os.path.join(HERE, table.load()['quarantine']))
+	except results.ResultsError as e:
+		forklab.die(PROG, str(e))
 	suffix = t['suite']
 	# A binary kernel (KERNEL=debian) and a tree without the series have
 	# no KUnit suites of forklab's.
@@ -266,7 +287,11 @@ def main():
 		name = prefix + suffix
 		section = results.section_of(expectations, name, 'lazy')
 		expected = expectations[section].resolve('lazy', section) if section else None
-		_, groups = read_suite(parser, name, os.path.join(res, log), expected)
+		try:
+			_, groups = read_suite(parser, name, os.path.join(res, log), expected,
+					       quarantined)
+		except results.ResultsError as e:
+			forklab.die(PROG, str(e))
 		for group, rows in groups.items():
 			classname = f'{prefix}.{group}'
 			verdicts = [row.verdict for _, row in rows]
@@ -282,7 +307,9 @@ def main():
 				case_name = unique('/'.join(names), seen)
 				case = ET.SubElement(suite_el, 'testcase', name=case_name, classname=classname)
 				text = text_of(row)
-				if kind == 'skipped':
+				if verdict == results.QUARANTINED:
+					ET.SubElement(case, 'skipped', message=text.split('\n')[-1]).text = text
+				elif kind == 'skipped':
 					ET.SubElement(case, 'skipped', message=row.why or 'skipped')
 				elif kind:
 					ET.SubElement(case, kind, message=f'{verdict}: {row.why}' if row.why
@@ -290,10 +317,18 @@ def main():
 				path = unique('.'.join([root, kcidb_part(group)] +
 						       [kcidb_part(n) for n in names]), paths, '-')
 				test = {'id': f'{build_id}:{path}', 'build_id': build_id, 'origin': ORIGIN,
-					'path': path, 'status': KCIDB_STATUS[verdict],
+					'path': path,
+					'status': KCIDB_STATUS[row.quarantined or verdict],
 					'misc': {'name': f'{classname}/{case_name}', 'verdict': verdict}}
 				if text and verdict != results.PASS:
 					test['log_excerpt'] = text[-16384:]
+				if row.quarantine:
+					test['misc']['quarantine'] = row.quarantine
+				if row.quarantine and verdict == results.PASS:
+					# Passed while quarantined: it may leave.
+					ET.SubElement(case, 'system-out').text = \
+						f'{results.QUARANTINED} row passed (quarantined: ' \
+						f'{row.quarantine}): it may leave the quarantine'
 				kcidb['tests'].append(test)
 			totals[0] += len(rows)
 			totals[1] += failures

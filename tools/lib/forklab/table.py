@@ -48,6 +48,8 @@ class TableError(Exception):
 def _check(table):
 	if not isinstance(table.get('expectations'), str):
 		raise TableError('no expectations = FILE')
+	if not isinstance(table.get('quarantine'), str):
+		raise TableError('no quarantine = FILE')
 	for key, fields in (('trees', TREE_FIELDS), ('targets', TARGET_FIELDS)):
 		entries = table.get(key)
 		if not entries:
@@ -192,7 +194,8 @@ def shell():
 	out = [f'forklab_trees={shlex.quote(" ".join(names_of(table, "trees")))}',
 	       f'forklab_targets={shlex.quote(" ".join(names_of(table, "targets")))}',
 	       f'forklab_policies={shlex.quote(" ".join(policies()))}',
-	       f'forklab_expectations={shlex.quote(table["expectations"])}']
+	       f'forklab_expectations={shlex.quote(table["expectations"])}',
+	       f'forklab_quarantine={shlex.quote(table["quarantine"])}']
 	for field in TREE_FIELDS[1:]:
 		out.append(_bash_assoc(f'table_tree_{field}',
 				       [(t['name'], _word(t[field])) for t in table['trees']]))
