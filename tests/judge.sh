@@ -1289,6 +1289,31 @@ PY
 	expect_in '<ul class="freed">' "$dir/report/index.html"
 }
 
+# The accelerator QEMU ran under (run/kunit's and run/mm-tests' 'accel'
+# file beside the KTAP: kvm or tcg) in kcidb.json's build and each test
+# of that suite, and in junit.xml's name (the HTML page's heading); none
+# without the file (UML). An export that drops it fails here.
+t export_records_the_accelerator
+export_records_the_accelerator() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local kcidb=$scratch/out/kcidb.json junit=$scratch/out/junit.xml dir=$scratch/results-build
+	expect_exit 0 export_on || return 1
+	! grep -q accelerator "$kcidb" || fail "an accelerator without an accel file" || return 1
+	echo tcg > "$dir/mm-tests/accel" &&
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/export" \
+		--out "$scratch/out" --expect "$fixtures/results/expect" &&
+	kcidb_valid "$kcidb" 2> /dev/null || fail "kcidb.json does not validate" || return 1
+	python3 - "$kcidb" "$junit" <<'PY' || fail "the accelerator is not recorded"
+import json, sys, xml.etree.ElementTree as ET
+doc = json.load(open(sys.argv[1]))
+assert doc['builds'][0]['misc']['accelerator'] == 'tcg', doc['builds']
+mm = [t for t in doc['tests'] if t['path'].startswith('mm_tests.')]
+assert mm and all(t['misc']['accelerator'] == 'tcg' for t in mm), mm
+assert ' under tcg) ' in ET.parse(sys.argv[2]).getroot().get('name')
+PY
+}
+
 # The KCIDB checkout and build say what this run's prepare and build did:
 # valid only when prepare-tree finished the tree (its stamp), the build's
 # status what run/kunit's make left in OBJ/build.status (an image from an

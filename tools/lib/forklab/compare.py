@@ -87,8 +87,9 @@ KINDS = (PASS_TO_FAIL, FAIL_TO_PASS, NEW, GONE, SKIP, FAILURE_CHANGED)
 PASSING = (results.PASS, results.SKIP)
 
 # The small files beside a log that the results model reads: the kernel
-# that ran (a live bug's), the rows a run chose to run. --save keeps them.
-BESIDE = ('kernel', 'selected')
+# that ran (a live bug's), the rows a run chose to run, the accelerator
+# its emulator ran under. --save keeps them.
+BESIDE = ('kernel', 'selected', 'accel')
 
 # A saved run's name: a file name, and no option.
 NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')

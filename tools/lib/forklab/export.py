@@ -25,7 +25,9 @@ pattern, the raw name and the model's verdict in misc; status MISS for a
 missing row, FAIL for an unexpected skip or row; a quarantined row's
 misc has its quarantine, 'DATE WHY'); the checkout valid when
 prepare-tree finished the tree, the build's status from its last make
-(OBJ/build.status); the coverage gate's figures as tests
+(OBJ/build.status), and on QEMU the accelerator it ran under (kvm or
+tcg, the 'accel' file beside each log) in the build's misc, each
+test's misc and the JUnit document's name; the coverage gate's figures as tests
 coverage.FUNCTION.lines / .branches with the covered share as their
 number where something was counted. A suite with no log (it did not run, or its guest did not boot)
 is one test with status MISS, and a JUnit testcase with an error.
@@ -275,12 +277,24 @@ def main():
 		checkout, build = binary_checkout(t)
 	else:
 		checkout, build = tree_checkout(t, kernel)
+	# The accelerator QEMU ran under (run/kunit's, run/mm-tests' accel
+	# file: kvm or tcg); none for UML.
+	accel = ''
+	for _, _, log in suites:
+		try:
+			with open(os.path.join(res, os.path.dirname(log), 'accel')) as f:
+				accel = accel or f.readline().strip()
+		except OSError:
+			pass
+	if accel:
+		build['misc']['accelerator'] = accel
 	kcidb = {'version': {'major': 5, 'minor': 3}, 'checkouts': [checkout],
 		 'builds': [build], 'tests': []}
 	build_id = build['id']
 	version = checkout['misc']['kernel_version']
 
-	suites_el = ET.Element('testsuites', name=f'forklab {t["name"]} Linux {version}')
+	under = f' ({t["guest"]} under {accel})' if accel else ''
+	suites_el = ET.Element('testsuites', name=f'forklab {t["name"]}{under} Linux {version}')
 	paths = set()
 	totals = [0, 0, 0, 0]
 	for prefix, root, log in suites:
@@ -288,8 +302,8 @@ def main():
 		section = results.section_of(expectations, name, 'lazy')
 		expected = expectations[section].resolve('lazy', section) if section else None
 		try:
-			_, groups = read_suite(parser, name, os.path.join(res, log), expected,
-					       quarantined)
+			suite, groups = read_suite(parser, name, os.path.join(res, log), expected,
+						   quarantined)
 		except results.ResultsError as e:
 			forklab.die(PROG, str(e))
 		for group, rows in groups.items():
@@ -322,6 +336,8 @@ def main():
 					'misc': {'name': f'{classname}/{case_name}', 'verdict': verdict}}
 				if text and verdict != results.PASS:
 					test['log_excerpt'] = text[-16384:]
+				if suite.accel:
+					test['misc']['accelerator'] = suite.accel
 				if row.quarantine:
 					test['misc']['quarantine'] = row.quarantine
 				if row.quarantine and verdict == results.PASS:

@@ -403,6 +403,10 @@ class Suite:
 		# The kernel that ran, as the run's 'kernel' file names it
 		# (a binary kernel's package and version), or ''.
 		self.kernel = ''
+		# The accelerator its emulator ran under, as the run's 'accel'
+		# file names it (kvm, tcg: tools/lib/forklab.sh's
+		# accel_choose), or '' (UML, or a run from before it).
+		self.accel = ''
 
 	def broken(self, why, verdict=ERROR):
 		self.why = why
@@ -552,11 +556,12 @@ def judge(parser, name, log, expected):
 	"""Suite @name's rows from the KTAP log @log, judged against
 	@expected (Rows, or None); @parser: forklab.ktap.load_parser()'s."""
 	suite = Suite(name, log)
-	try:
-		with open(os.path.join(os.path.dirname(log), 'kernel')) as f:
-			suite.kernel = f.readline().strip()
-	except OSError:
-		pass
+	for beside in ('kernel', 'accel'):
+		try:
+			with open(os.path.join(os.path.dirname(log), beside)) as f:
+				setattr(suite, beside, f.readline().strip())
+		except OSError:
+			pass
 	if parser is None:
 		suite.broken('no kunit.py: the tree was never prepared')
 	elif not os.path.isfile(log) or os.path.getsize(log) == 0:
@@ -621,7 +626,8 @@ def report(prog, suite):
 		 f'{suite.skipped} skipped' +
 		 (f', {suite.live} live bug{"s" * (suite.live != 1)}' if suite.live else '') +
 		 (f', {suite.quarantined} quarantined' if suite.quarantined else '') +
-		 (f' ({suite.why})' if suite.why else '')]
+		 (f' ({suite.why})' if suite.why else '') +
+		 (f'; under {suite.accel}' if suite.accel else '')]
 	if suite.why:
 		return lines
 	for r in [r for r in suite.rows if r.quarantine]:

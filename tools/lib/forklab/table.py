@@ -33,7 +33,7 @@ PATH = os.path.join(HERE, 'configs', 'forklab.toml')
 TREE_FIELDS = ('name', 'package', 'patches', 'build', 'kconfig', 'coverage')
 TARGET_FIELDS = ('name', 'arch', 'sanitize', 'suffix', 'obj', 'image', 'res', 'kconfig',
 		 'kconfig_add', 'gate', 'gcov', 'runner', 'mem', 'jobs_extra',
-		 'emulator', 'emulator_args', 'kernel_args', 'gigantic_args', 'kunit_args',
+		 'emulator', 'emulator_args', 'kvm', 'kernel_args', 'gigantic_args', 'kunit_args',
 		 'guest', 'launch', 'root_args', 'host_root_args', 'swap_dev', 'swap_args',
 		 'initrd_args', 'unpatched', 'cold_ccache', 'make')
 BINARY_FIELDS = ('name', 'package', 'flavours', 'tree', 'target', 'modules', 'build')
