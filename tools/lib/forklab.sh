@@ -300,11 +300,12 @@ target() {
 	target_make="make check KERNEL=$kernel_binary"
 }
 
-# accel_choose IMAGE [ACCEL]: the accelerator the target's emulator runs
-# its guests under, the {accel} of its emulator_args: ACCEL if given
-# (kvm or tcg), else kvm when the target's KVM device (KVM_DEVICE stands
-# in for it) opens read-write, answers as a KVM device and a probe boot
-# of IMAGE under KVM runs a program (accel_probe); tcg otherwise. Nothing
+# accel_choose IMAGE [INITRD [ACCEL]]: the accelerator the target's
+# emulator runs its guests under, the {accel} of its emulator_args: ACCEL
+# if given (kvm or tcg), else kvm when the target's KVM device
+# (KVM_DEVICE stands in for it) opens read-write, answers as a KVM device
+# and a probe boot of IMAGE (with INITRD, a binary kernel's) under KVM
+# runs a program (accel_probe); tcg otherwise. Nothing
 # a guest does depends on which (the same CPU model either way). The
 # answer is kept for the machine, BUILD/accel/KEY (KEY: the host's name,
 # kernel and CPU, the emulator's version, the device), so that one boot
@@ -312,9 +313,9 @@ target() {
 # Sets target_accel (kvm, tcg; '' for a target without an emulator) and
 # fills {accel} in target_emulator_args and target_kunit_args.
 accel_choose() {
-	local image=$1 dev=${KVM_DEVICE:-$target_kvm} key cache lock answer
+	local image=$1 initrd=${2:-} dev=${KVM_DEVICE:-$target_kvm} key cache lock answer
 
-	target_accel=${2:-}
+	target_accel=${3:-}
 	[ -n "$target_emulator" ] || return 0
 	if [ -z "$target_accel" ]; then
 		key=$({ uname -nrm; grep -m 2 -e '^model name' -e '^flags' /proc/cpuinfo
@@ -326,7 +327,7 @@ accel_choose() {
 		exec {lock}> "$cache.lock"
 		flock "$lock"
 		if [ ! -s "$cache" ]; then
-			answer=$(accel_probe "$image" "$dev")
+			answer=$(accel_probe "$image" "$initrd" "$dev")
 			echo "$prog: $target_guest runs under ${answer%% *}: ${answer#* } (kept for this machine in $cache)" >&2
 			echo "$answer" > "$cache.tmp" && mv "$cache.tmp" "$cache"
 		fi
@@ -342,7 +343,7 @@ accel_choose() {
 	target_kunit_args=("${target_kunit_args[@]//\{accel\}/$target_accel}")
 }
 
-# accel_probe IMAGE DEVICE: 'kvm WHY' when DEVICE opens read-write,
+# accel_probe IMAGE INITRD DEVICE: 'kvm WHY' when DEVICE opens read-write,
 # answers KVM_GET_API_VERSION with 12 (a file that opens but is no KVM
 # device does not: /dev/null), and the target's runner, forced to KVM,
 # boots IMAGE and runs a program there within 60 s with every CPU feature
@@ -351,7 +352,7 @@ accel_choose() {
 # nothing, and its KVM lacks PKU, which fork_arch's row needs); 'tcg
 # WHY' otherwise.
 accel_probe() {
-	local image=$1 dev=$2 probe=$top_build/accel/true rc=0
+	local image=$1 initrd=$2 dev=$3 probe=$top_build/accel/true rc=0
 
 	[ -e "$dev" ] || { echo "tcg $dev: no such device"; return; }
 	{ exec 3<> "$dev"; } 2> /dev/null || { echo "tcg $dev does not open read-write"; return; }
@@ -363,7 +364,7 @@ sys.exit(fcntl.ioctl(os.open(sys.argv[1], os.O_RDWR), 0xAE00) != 12)' "$dev" 2> 
 		gcc -static -x c -o "$probe" -; } ||
 		{ echo "tcg the probe's program did not build"; return; }
 	timeout -k 10 90 "$target_runner" --under kvm --timeout 60 --swap 0 --kernel "$image" \
-		--console "$top_build/accel/probe.console" "$probe" > "$top_build/accel/probe.log" 2>&1 ||
+		${initrd:+--initrd "$initrd"} --console "$top_build/accel/probe.console" "$probe" > "$top_build/accel/probe.log" 2>&1 ||
 		rc=$?
 	if [ "$rc" != 0 ]; then
 		echo "tcg the probe boot under KVM failed (exit $rc; $top_build/accel/probe.log)"
