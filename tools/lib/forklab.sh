@@ -364,7 +364,8 @@ sys.exit(fcntl.ioctl(os.open(sys.argv[1], os.O_RDWR), 0xAE00) != 12)' "$dev" 2> 
 		gcc -static -x c -o "$probe" -; } ||
 		{ echo "tcg the probe's program did not build"; return; }
 	timeout -k 10 90 "$target_runner" --under kvm --timeout 60 --swap 0 --kernel "$image" \
-		${initrd:+--initrd "$initrd"} --console "$top_build/accel/probe.console" "$probe" > "$top_build/accel/probe.log" 2>&1 ||
+		${initrd:+--initrd "$initrd"} --console "$top_build/accel/probe.console" "$probe" \
+		< /dev/null > "$top_build/accel/probe.log" 2>&1 ||
 		rc=$?
 	if [ "$rc" != 0 ]; then
 		echo "tcg the probe boot under KVM failed (exit $rc; $top_build/accel/probe.log)"
