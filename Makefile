@@ -88,7 +88,7 @@ help:
 	@echo "                policies and each tree of make check KERNEL=; build/compare/"
 	@echo "                (tools/judge/differences; reports, judges nothing)"
 	@echo "make save NAME=NAME  keep the target's results in build/runs/NAME, for A= or B="
-	@echo "make repeat     boot the built kernel N times (N=20); the KTAP must not change"
+	@echo "make repeat     boot the built kernel N times (N=20): rows that changed verdict; the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
 	@echo "make upstream-runners  the tree's run_kselftest.sh running run_vmtests.sh -t"
 	@echo "                CATEGORY (default mmap), unmodified, in the guest; then their"

@@ -55,6 +55,21 @@ report_fails_with() {
 # that skipped no vma, a THP fork that copied one pmd short, a lazy
 # trade-off fork that copied ptes, a test kernel's figures missing: each
 # fails the bench with one line naming it, and docs/ is not touched.
+# RESULTS.md and the plots name the accelerator x86_64's figures ran
+# under: bench/fork's and bench/cost's accel-x86_64 (tcg here), TCG for
+# raw output from before it was recorded; KVM's figures are not called
+# an emulator's.
+t bench_report_names_the_accelerator
+bench_report_names_the_accelerator() {
+	cp -a "$fixtures/bench" "$scratch/in" && echo tcg > "$scratch/in/accel-x86_64" &&
+	expect_exit 0 bench_report --in "$scratch/in" --docs "$scratch/docs" &&
+	expect_in ' under TCG, no KVM: its absolute times are an emulator' "$scratch/docs/RESULTS.md" &&
+	echo kvm > "$scratch/in/accel-x86_64" &&
+	expect_exit 0 bench_report --in "$scratch/in" --docs "$scratch/docs" &&
+	expect_in ' under KVM: a virtual machine' "$scratch/docs/RESULTS.md" || return 1
+	! grep -q 'TCG' "$scratch/docs/RESULTS.md" || fail "KVM's figures called TCG's: $(grep TCG "$scratch/docs/RESULTS.md")"
+}
+
 t bench_report_fails_wrong_counts
 bench_report_fails_wrong_counts() {
 	mkdir -p "$scratch/kept-docs" &&

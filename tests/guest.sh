@@ -321,3 +321,51 @@ qemu_run_breaks_in_copy_page_range() {
 	x86_64_image || return
 	guest_gdb "$here/tools/guest/qemu-run" "$image" 120
 }
+
+# accel_choose (tools/lib/forklab.sh), which qemu-run, run/kunit and
+# run/mm-tests ask whether QEMU runs under KVM: a device that opens but
+# is no KVM device (/dev/null) and one that does not exist each give TCG,
+# its reason printed once, by the first that asks (the answer is kept
+# for the machine, per device: a new one is tried again); UML has none.
+# A probe that trusts any device that opens, or a cache that forgets the
+# device, fails here. No kernel: neither reaches the probe boot.
+t accel_falls_back_to_tcg
+accel_falls_back_to_tcg() {
+	local kept=$scratch/accel-build
+
+	rm -rf "$kept"
+	: > "$scratch/accel.err"
+	# accel_of DEVICE [TARGET]: the accelerator chosen and the
+	# emulator's words, on one line.
+	accel_of() {
+		(export top_build=$kept prog=tests/accel KVM_DEVICE=$1
+		 target "${2:-x86_64}" 0 && accel_choose "$scratch/no-kernel" &&
+		 echo "${target_accel:-none} ${target_emulator_args[*]}") 2>> "$scratch/accel.err"
+	}
+	[[ "$(accel_of /dev/null)" = 'tcg '*tcg* ]] || fail "/dev/null: $(accel_of /dev/null)" || return 1
+	[[ "$(accel_of /dev/null)" != *'{accel}'* ]] || fail "{accel} left in the words" || return 1
+	expect_in '^tests/accel: QEMU runs under tcg: /dev/null opens but is no KVM device' "$scratch/accel.err" &&
+	[ "$(wc -l < "$scratch/accel.err")" = 1 ] || fail "want the reason once: $(cat "$scratch/accel.err")" ||
+		return 1
+	[[ "$(accel_of "$scratch/no-device")" = 'tcg '* ]] || fail "no device: not tcg" || return 1
+	expect_in "^tests/accel: QEMU runs under tcg: $scratch/no-device: no such device" "$scratch/accel.err" &&
+	[ "$(wc -l < "$scratch/accel.err")" = 2 ] || fail "want two reasons: $(cat "$scratch/accel.err")" ||
+		return 1
+	[ "$(accel_of /dev/null um)" = 'none ' ] || fail "UML has an accelerator: $(accel_of /dev/null um)"
+}
+
+# qemu-run itself under the stand-in: the guest runs (under TCG), the
+# reason is printed by the first boot only.
+tk qemu_run_under_tcg_when_kvm_is_not_there
+qemu_run_under_tcg_when_kvm_is_not_there() {
+	local image
+	x86_64_image || return
+	static_fixture echo &&
+	BUILD=$scratch/accel-qemu KVM_DEVICE=/dev/null expect_exit 0 "$here/tools/guest/qemu-run" \
+		--kernel "$image" "$scratch/echo" hello &&
+	expect_in '^arg 1: hello$' "$scratch/stdout" &&
+	expect_in '^guest/qemu-run: QEMU runs under tcg: /dev/null opens but is no KVM device' "$scratch/stderr" &&
+	BUILD=$scratch/accel-qemu KVM_DEVICE=/dev/null expect_exit 0 "$here/tools/guest/qemu-run" \
+		--kernel "$image" "$scratch/echo" hello || return 1
+	! grep -q 'runs under' "$scratch/stderr" || fail "the reason printed again: $(cat "$scratch/stderr")"
+}

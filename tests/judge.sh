@@ -725,8 +725,11 @@ results_on() {
 		cp "$fixtures/results/$1" "$dir/$2" || return 1
 		shift 2
 	done
+	# No quarantine unless a test names one (results_quarantine).
+	: > "$scratch/no-quarantine"
 	BUILD=$dir KUNIT_DIR=$results_kunit "$here/tools/judge/results" \
-		--expect "$fixtures/results/expect"
+		--expect "$fixtures/results/expect" \
+		--quarantine "${results_quarantine:-$scratch/no-quarantine}"
 }
 
 # The totals, alone on the last line, as CI reads them.
@@ -816,6 +819,55 @@ results_says_why_a_row_failed() {
 	! grep -q 'site vm_area_dup' "$scratch/stdout" ||
 		{ fail "more than the last 3 lines: $(cat "$scratch/stdout")"; return; }
 	results_total_is '18 passed, 1 failed, 0 skipped'
+}
+
+# A quarantined row (configs/quarantine's format) that fails is counted
+# and named as quarantined, with its own verdict and the reason, and does
+# not fail the run; one that passes is named too (it may leave). A tool
+# that passes a quarantined failure silently, fails the run for it, or
+# forgets a passing one fails here.
+t results_reports_quarantined_rows
+results_reports_quarantined_rows() {
+	local results_quarantine=$scratch/quarantine
+
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	printf '%s\n' '# a comment' '' \
+		'mm-tests: prog/second # 2026-12-07 fails on a loaded host (fixture)' > "$scratch/quarantine"
+	expect_exit 0 results_on mm-tests-failed-row.ktap mm-tests/results.ktap &&
+	expect_in '^judge/results: mm-tests: 3 passed, 0 failed, 0 skipped, 1 quarantined$' "$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests: QUARANTINED prog/second (FAIL; quarantined: 2026-12-07 fails on a loaded host (fixture))$' \
+		"$scratch/stdout" &&
+	results_total_is '18 passed, 0 failed, 0 skipped, 1 quarantined' || return 1
+	! grep -q 'FAIL prog/second$' "$scratch/stdout" ||
+		{ fail "a quarantined row reported as a failure: $(cat "$scratch/stdout")"; return; }
+	expect_exit 0 results_on &&
+	expect_in '^judge/results: mm-tests: 4 passed, 0 failed, 0 skipped$' "$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests: QUARANTINED prog/second passed (quarantined: 2026-12-07 fails on a loaded host (fixture)): it may leave the quarantine$' \
+		"$scratch/stdout" &&
+	results_total_is '19 passed, 0 failed, 0 skipped'
+}
+
+# A quarantine line without a reason, without a date, naming a row the
+# run does not have, or no suite at all: one error line each, exit 2.
+t results_refuses_a_bad_quarantine_line
+results_refuses_a_bad_quarantine_line() {
+	local line results_quarantine=$scratch/quarantine
+
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	for line in 'mm-tests: prog/second # 2026-12-07' 'mm-tests: prog/second # flaky' \
+		'mm-tests: prog/second' 'mm-tests: prog/third # 2026-12-07 flaky' \
+		'mm-tests-nowhere: prog/second # 2026-12-07 flaky' \
+		'mm-tests: prog/second # 2026-13-07 flaky'; do
+		printf '%s\n' "$line" > "$scratch/quarantine"
+		expect_exit 2 results_on mm-tests-failed-row.ktap mm-tests/results.ktap &&
+		one_line_stderr || return 1
+		[[ "$line" != mm-tests-nowhere* ]] ||
+			expect_in ':1: mm-tests-nowhere: no such suite' "$scratch/stderr" || return 1
+	done
+	printf '%s\n' 'mm-tests: prog/third # 2026-12-07 flaky' > "$scratch/quarantine" &&
+	expect_exit 2 results_on && expect_in ':1: mm-tests: no row prog/third in this run$' "$scratch/stderr"
 }
 
 # A tool that lets a vanished row lower 'passed' unnoticed: a row of
@@ -1078,7 +1130,7 @@ XML
 	expect_in ': 3 results, 0 failed, 1 live bugs of the kernel that ran, 0 did not complete.' \
 		"$dir/report/index.html" &&
 	expect_in '<ul class="live">' "$dir/report/index.html" &&
-	expect_in '<tr class="pass"><td>mm-tests.prog</td><td>1</td><td>0</td><td>1</td><td>0</td></tr>' \
+	expect_in '<tr class="pass"><td>mm-tests.prog</td><td>1</td><td>0</td><td>1</td><td>0</td><td>0</td></tr>' \
 		"$dir/report/index.html" || return 1
 	! grep -q '<ul class="failing">' "$dir/report/index.html" ||
 		fail "a live bug listed as a failure of the run"
@@ -1220,7 +1272,8 @@ export_on() {
 
 	rm -rf "$dir"
 	cp -a "$fixtures/results/build" "$dir" || return 1
-	while [ $# -ge 2 ]; do
+	# FIXTURE LOG pairs, then judge/export's options
+	while [ $# -ge 2 ] && [ "${1#--}" = "$1" ]; do
 		if [ "$1" = none ]; then
 			rm -f "$dir/$2"
 		else
@@ -1229,7 +1282,7 @@ export_on() {
 		shift 2
 	done
 	BUILD=$dir KUNIT_DIR=$results_kunit "$here/tools/judge/export" --out "$scratch/out" \
-		--expect "$fixtures/results/expect"
+		--expect "$fixtures/results/expect" "$@"
 }
 
 # schema_valid SCHEMA FILE: the vendored JSON schema tools/judge/schemas/
@@ -1292,6 +1345,71 @@ export_writes_junit_and_kcidb() {
 	expect_exit 0 export_on none mm-tests/results.ktap &&
 	expect_in '"status": "MISS"' "$kcidb" &&
 	kcidb_valid "$kcidb" 2> /dev/null || fail "a MISS document does not validate"
+}
+
+# A quarantined row that failed: a JUnit skip whose message says
+# QUARANTINED and why, KCIDB's FAIL with the quarantine in misc, and the
+# HTML page's quarantined column and list; one that passed: its
+# system-out and the page say it may leave. An export that drops the
+# quarantine, or shows a quarantined failure as a pass, fails here.
+t export_shows_quarantined_rows
+export_shows_quarantined_rows() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local junit=$scratch/out/junit.xml kcidb=$scratch/out/kcidb.json dir=$scratch/results-build
+	printf '%s\n' 'mm-tests: prog/second # 2026-12-07 fails on a loaded host (fixture)' \
+		> "$scratch/quarantine"
+	expect_exit 0 export_on mm-tests-failed-row.ktap mm-tests/results.ktap --quarantine "$scratch/quarantine" &&
+	xmllint --noout --schema "$here/tools/judge/schemas/junit-10.xsd" "$junit" 2> /dev/null &&
+	kcidb_valid "$kcidb" 2> /dev/null || fail "the documents do not validate" || return 1
+	python3 - "$junit" "$kcidb" <<'PY' || fail "the quarantined failure is not reported as such"
+import json, sys, xml.etree.ElementTree as ET
+case = [c for c in ET.parse(sys.argv[1]).iter('testcase')
+	if c.get('classname') == 'mm-tests.prog' and c.get('name') == 'second'][0]
+skip = case.find('skipped')
+assert skip is not None and case.find('failure') is None, ET.tostring(case)
+assert skip.get('message').startswith('QUARANTINED (FAIL; quarantined: 2026-12-07 fails on'), skip.get('message')
+test = [t for t in json.load(open(sys.argv[2]))['tests'] if t['path'] == 'mm_tests.prog.second'][0]
+assert test['status'] == 'FAIL' and test['misc']['verdict'] == 'QUARANTINED', test
+assert test['misc']['quarantine'].startswith('2026-12-07 fails on'), test
+PY
+	cp "$scratch/out/junit.xml" "$dir/junit.xml" &&
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/report" &&
+	expect_in '<td>mm-tests.prog</td><td>1</td><td>0</td><td>0</td><td>1</td><td>0</td>' "$dir/report/index.html" &&
+	expect_in '<ul class="quarantined">' "$dir/report/index.html" || return 1
+	# passed while quarantined
+	expect_exit 0 export_on --quarantine "$scratch/quarantine" &&
+	expect_in '<system-out>QUARANTINED row passed (quarantined: 2026-12-07 fails' "$junit" &&
+	grep -A 3 '"path": "mm_tests.prog.second"' "$kcidb" | grep -q '"status": "PASS"' ||
+		fail "a passing quarantined row is not PASS" || return 1
+	cp "$scratch/out/junit.xml" "$dir/junit.xml" &&
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/report" &&
+	expect_in '<ul class="freed">' "$dir/report/index.html"
+}
+
+# The accelerator QEMU ran under (run/kunit's and run/mm-tests' 'accel'
+# file beside the KTAP: kvm or tcg) in kcidb.json's build and each test
+# of that suite, and in junit.xml's name (the HTML page's heading); none
+# without the file (UML). An export that drops it fails here.
+t export_records_the_accelerator
+export_records_the_accelerator() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local kcidb=$scratch/out/kcidb.json junit=$scratch/out/junit.xml dir=$scratch/results-build
+	expect_exit 0 export_on || return 1
+	! grep -q accelerator "$kcidb" || fail "an accelerator without an accel file" || return 1
+	echo tcg > "$dir/mm-tests/accel" &&
+	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/export" \
+		--out "$scratch/out" --expect "$fixtures/results/expect" &&
+	kcidb_valid "$kcidb" 2> /dev/null || fail "kcidb.json does not validate" || return 1
+	python3 - "$kcidb" "$junit" <<'PY' || fail "the accelerator is not recorded"
+import json, sys, xml.etree.ElementTree as ET
+doc = json.load(open(sys.argv[1]))
+assert doc['builds'][0]['misc']['accelerator'] == 'tcg', doc['builds']
+mm = [t for t in doc['tests'] if t['path'].startswith('mm_tests.')]
+assert mm and all(t['misc']['accelerator'] == 'tcg' for t in mm), mm
+assert ' under tcg) ' in ET.parse(sys.argv[2]).getroot().get('name')
+PY
 }
 
 # The KCIDB checkout and build say what this run's prepare and build did:

@@ -24,6 +24,27 @@ mutate() {
 		RUN_KUNIT=$fixtures/fake-run-kunit RUN_MM_TESTS=$fixtures/fake-run-mm-tests "$here/tools/run/mutants" "$@"
 }
 
+# make repeat: every boot is made, and each row whose verdict changed
+# between them is named with the runs of each verdict (the stand-in's
+# 'flaky row' fails in run 4 of 5); the run fails. A repeat that stops
+# at the first failed boot, or names no row, fails here.
+t repeat_names_rows_that_changed_verdict
+repeat_names_rows_that_changed_verdict() {
+	stand_in_tree
+	BUILD=$scratch/build RUN_KUNIT=$fixtures/fake-repeat-kunit \
+		expect_exit 1 "$here/tools/run/repeat" 5 &&
+	expect_in '^judge/compare: row fake_suite/flaky row: PASS in runs 1-3, 5, FAIL in run 4$' \
+		"$scratch/stdout" &&
+	expect_in '^judge/compare: 5 boots, 1 row changed verdict between them$' "$scratch/stdout" &&
+	expect_in '^run/repeat: 5 runs, 2 distinct result(s)' "$scratch/stdout" &&
+	expect_in '^run/repeat: run 4 failed; see ' "$scratch/stderr" || return 1
+	! grep -q 'steady row' "$scratch/stdout" || fail "a steady row named: $(cat "$scratch/stdout")"
+	# three boots that agree: nothing named, exit 0
+	BUILD=$scratch/build RUN_KUNIT=$fixtures/fake-repeat-kunit \
+		expect_exit 0 "$here/tools/run/repeat" 3 &&
+	expect_in '^judge/compare: 3 boots, 0 rows changed verdict between them$' "$scratch/stdout"
+}
+
 # Killed, survived, equivalent: each reported as such, and a survivor fails
 # the run. The tree is left as it was.
 t mutate_reports_each_outcome

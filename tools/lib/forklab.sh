@@ -52,12 +52,14 @@ python_tool() {
 # first), forklab_expectations (the expectations file), table_log[SUITE]
 # and table_policy_log[SUITE] (a suite's log below a results folder, and
 # below its policies' folder forklab_policies_dir/POLICY), table_npm[PACKAGE]
-# (the version [npm] pins), forklab_binaries
+# (the version [npm] pins), forklab_quarantine (the quarantine file),
+# forklab_binaries
 # and table_tree_FIELD[TREE], table_target_FIELD[TARGET],
 # table_binary_FIELD[BINARY] (flavours: NAME=PACKAGE words),
 # table_header_RULE[FIELD] (the table's comments say what each is).
 forklab_trees='' forklab_targets='' forklab_policies='' forklab_expectations=''
 forklab_policies_dir=''
+forklab_quarantine=''
 forklab_binaries=''
 declare -A table_log=() table_policy_log=() table_npm=() table_tree_package=() table_tree_patches=() table_tree_build=() \
 	table_tree_kconfig=() table_tree_coverage=() table_target_arch=() \
@@ -65,7 +67,7 @@ declare -A table_log=() table_policy_log=() table_npm=() table_tree_package=() t
 	table_target_image=() table_target_res=() table_target_kconfig=() \
 	table_target_kconfig_add=() table_target_gate=() table_target_gcov=() \
 	table_target_runner=() table_target_mem=() table_target_jobs_extra=() \
-	table_target_emulator=() table_target_emulator_args=() \
+	table_target_emulator=() table_target_emulator_args=() table_target_kvm=() \
 	table_target_kernel_args=() table_target_gigantic_args=() \
 	table_target_kunit_args=() table_target_cold_ccache=() table_target_make=() \
 	table_target_guest=() table_target_launch=() table_target_root_args=() \
@@ -214,7 +216,8 @@ unset t
 #   target_suite       what the names of its suites add to kunit and
 #                      mm-tests: tree_suffix, then target_suffix
 #                      (-6.1-x86_64), or the binary's (-debian)
-# and target_arch, target_suffix, target_gcov, target_mem,
+#   target_accel       '': accel_choose fills emulator_args' {accel}
+# and target_arch, target_suffix, target_gcov, target_mem, target_kvm,
 # target_emulator, target_kernel_args, target_gigantic_args, target_guest,
 # target_swap_dev, target_cold_ccache, target_gdb_symbols,
 # target_gdb_kernel_args and target_make as the table has them.
@@ -260,6 +263,8 @@ target() {
 	target_jobs=$(($(nproc) + ${table_target_jobs_extra[$name]}))
 	target_emulator=${table_target_emulator[$name]}
 	eval "target_emulator_args=(${table_target_emulator_args[$name]})"
+	target_kvm=${table_target_kvm[$name]}
+	target_accel=''
 	target_kernel_args=${table_target_kernel_args[$name]}
 	target_gigantic_args=${table_target_gigantic_args[$name]}
 	eval "target_kunit_args=(${table_target_kunit_args[$name]})"
@@ -305,6 +310,85 @@ target() {
 	target_suite=$target_suffix
 	target_gate='' target_kunit=''
 	target_make="make check KERNEL=$kernel_binary"
+}
+
+# accel_choose IMAGE [INITRD [ACCEL]]: the accelerator the target's
+# emulator runs its guests under, the {accel} of its emulator_args: ACCEL
+# if given (kvm or tcg), else kvm when the target's KVM device
+# (KVM_DEVICE stands in for it) opens read-write, answers as a KVM device
+# and a probe boot of IMAGE (with INITRD, a binary kernel's) under KVM
+# runs a program (accel_probe); tcg otherwise. Nothing
+# a guest does depends on which (the same CPU model either way). The
+# answer is kept for the machine, BUILD/accel/KEY (KEY: the host's name,
+# kernel and CPU, the emulator's version, the device), so that one boot
+# probes and a new machine probes again; the one that probes prints it.
+# Sets target_accel (kvm, tcg; '' for a target without an emulator) and
+# fills {accel} in target_emulator_args and target_kunit_args.
+accel_choose() {
+	local image=$1 initrd=${2:-} dev=${KVM_DEVICE:-$target_kvm} key cache lock answer
+
+	target_accel=${3:-}
+	[ -n "$target_emulator" ] || return 0
+	if [ -z "$target_accel" ]; then
+		key=$({ uname -nrm; grep -m 2 -e '^model name' -e '^flags' /proc/cpuinfo
+			"$target_emulator" --version | head -n 1; echo "$dev"
+			stat -L -c '%F %t:%T' "$dev" 2>&1; } | sha256sum | cut -c 1-16)
+		mkdir -p "$top_build/accel"
+		cache=$top_build/accel/$key
+		# Guests boot in parallel (tools/run/mm-tests): one probes.
+		exec {lock}> "$cache.lock"
+		flock "$lock"
+		if [ ! -s "$cache" ]; then
+			answer=$(accel_probe "$image" "$initrd" "$dev")
+			echo "$prog: $target_guest runs under ${answer%% *}: ${answer#* } (kept for this machine in $cache)" >&2
+			echo "$answer" > "$cache.tmp" && mv "$cache.tmp" "$cache"
+		fi
+		exec {lock}>&-
+		answer=$(cat "$cache")
+		target_accel=${answer%% *}
+	fi
+	case "$target_accel" in
+	kvm|tcg) ;;
+	*) die "accelerator '$target_accel': want kvm or tcg" ;;
+	esac
+	target_emulator_args=("${target_emulator_args[@]//\{accel\}/$target_accel}")
+	target_kunit_args=("${target_kunit_args[@]//\{accel\}/$target_accel}")
+}
+
+# accel_probe IMAGE INITRD DEVICE: 'kvm WHY' when DEVICE opens read-write,
+# answers KVM_GET_API_VERSION with 12 (a file that opens but is no KVM
+# device does not: /dev/null), and the target's runner, forced to KVM,
+# boots IMAGE and runs a program there within 60 s with every CPU feature
+# the model asks for (a /dev/kvm that opens may still not run a guest:
+# on the machine forklab is developed on, a guest under KVM printed
+# nothing, and its KVM lacks PKU, which fork_arch's row needs); 'tcg
+# WHY' otherwise.
+accel_probe() {
+	local image=$1 initrd=$2 dev=$3 probe=$top_build/accel/true rc=0
+
+	[ -e "$dev" ] || { echo "tcg $dev: no such device"; return; }
+	{ exec 3<> "$dev"; } 2> /dev/null || { echo "tcg $dev does not open read-write"; return; }
+	exec 3>&-
+	python3 -c 'import fcntl, os, sys
+sys.exit(fcntl.ioctl(os.open(sys.argv[1], os.O_RDWR), 0xAE00) != 12)' "$dev" 2> /dev/null ||
+		{ echo "tcg $dev opens but is no KVM device (KVM_GET_API_VERSION)"; return; }
+	[ -x "$probe" ] || { printf 'int main(void) { return 0; }\n' |
+		gcc -static -x c -o "$probe" -; } ||
+		{ echo "tcg the probe's program did not build"; return; }
+	timeout -k 10 90 "$target_runner" --under kvm --timeout 60 --swap 0 --kernel "$image" \
+		${initrd:+--initrd "$initrd"} --console "$top_build/accel/probe.console" "$probe" \
+		< /dev/null > "$top_build/accel/probe.log" 2>&1 ||
+		rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "tcg the probe boot under KVM failed (exit $rc; $top_build/accel/probe.log)"
+	elif grep -q "doesn't support requested feature" "$top_build/accel/probe.console"; then
+		# The CPU model would not be the same as under TCG.
+		echo "tcg KVM here lacks CPU features the model asks for ($(grep -o \
+			"requested feature: [^ ]*" "$top_build/accel/probe.console" | cut -d' ' -f3 |
+			paste -sd ' ' -))"
+	else
+		echo "kvm $dev ran a probe boot of $image"
+	fi
 }
 
 # kernel_ran: the kernel the target boots, as a live bug's line names it

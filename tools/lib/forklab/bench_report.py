@@ -274,6 +274,17 @@ def target_field(here, arch, field):
     return run([os.path.join(here, 'tools', 'lib', 'target'), arch, '0', field])
 
 
+# The accelerator each target's emulator ran under, as bench/fork and
+# bench/cost record it (BENCH_OUT/accel-TARGET: kvm or tcg); raw output
+# without the file is from before KVM was tried: TCG. main() reads it.
+ACCEL = {}
+
+
+def guest_title(t):
+    """A target's name in the plots: 'x86_64 guest (QEMU, TCG)'."""
+    return 'UML' if t == 'um' else 'x86_64 guest (QEMU, %s)' % ACCEL.get(t, 'TCG')
+
+
 def machine(here):
     model = ''
     try:
@@ -337,8 +348,7 @@ def plots(tmp, guests, host, kbuild_runs, cost_of):
                  'set xlabel "segment (MiB)"', 'set ylabel "fork() time (ms)"',
                  'set key top left', 'set grid', 'set xrange [-40:1064]', 'set yrange [0:*]']
         for name, _ in panels:
-            title = {'um': 'UML', 'x86_64': 'x86_64 guest (QEMU, TCG)',
-                     'host': "host kernel, the seed's forktest.c"}[name]
+            title = "host kernel, the seed's forktest.c" if name == 'host' else guest_title(name)
             plots_ = []
             for policy in POLICIES:
                 dat = 'fork-%s-%s.dat' % (name, policy)
@@ -491,6 +501,12 @@ def main():
     args = ap.parse_args()
     prog = 'bench/report'
 
+    for t in TARGETS:
+        try:
+            with open(os.path.join(args.indir, 'accel-%s' % t)) as f:
+                ACCEL[t] = f.readline().strip().upper()
+        except OSError:
+            pass
     try:
         guests = {}
         for t in TARGETS:
@@ -622,9 +638,11 @@ def results_md(here, build, guests, host, summ, command, ktable, kverdict, nruns
       'builds of tools/bench/kernel: each test kernel\'s .config (%s, %s) with '
       'configs/bench.config on top: no gcov, no KUnit, no DEBUG_VM, fault injection or other '
       'DEBUG_KERNEL checks, no debug info. UML: one CPU, memory as each run needs; x86_64: '
-      '!SMP, %s under TCG, no KVM: its absolute times are an emulator\'s, not hardware\'s; '
-      'compare slopes and ratios within one target.'
-      % (kver, rel('um', 'kconfig'), rel('x86_64', 'kconfig'), m['qemu'] or 'QEMU'))
+      '!SMP, %s under %s; compare slopes and ratios within one target.'
+      % (kver, rel('um', 'kconfig'), rel('x86_64', 'kconfig'), m['qemu'] or 'QEMU',
+         'TCG, no KVM: its absolute times are an emulator\'s, not hardware\'s'
+         if ACCEL.get('x86_64', 'TCG') == 'TCG' else
+         'KVM: a virtual machine\'s times, near the hardware\'s but not a bare host\'s'))
     w('- The fork_copy= policies (patches/0008), switched at run time between forks: `always` '
       'copies every vma\'s ptes (2.6.13, before the change; Nick\'s "plain"), `skip-shared` '
       'skips shared vmas only ("nocopy shared"), `lazy` is upstream\'s vma_needs_copy() '
@@ -854,7 +872,6 @@ def cost_plots(tmp, cost_of):
     tradeoff: fork + the child's reads against the fraction it reads."""
     colors = {'4k': '#c0392b', '64k': '#d68910', 'thp': '#2471a3', 'hugetlb': '#229954',
               'always': '#c0392b', 'lazy': '#229954'}
-    title = {'um': 'UML', 'x86_64': 'x86_64 guest (QEMU, TCG)'}
     for t, cost in cost_of.items():
         ps = costs.private_summary(cost)
         for b, s in ps.items():
@@ -883,7 +900,7 @@ def cost_plots(tmp, cost_of):
                       "lc rgb '%s' title '%s'" % (t, b, colors[b], costs.BACKING_NAMES[b])
                       for b in costs.BACKINGS
                       if os.path.exists(os.path.join(tmp, 'private-%s-%s.dat' % (t, b)))]
-            lines += ['set title %s' % gp_quote(title[t]), 'plot ' + ', '.join(plots_)]
+            lines += ['set title %s' % gp_quote(guest_title(t)), 'plot ' + ', '.join(plots_)]
         lines.append('unset multiplot')
         with open(os.path.join(tmp, 'private-time-%s.gp' % ext), 'w') as f:
             f.write('\n'.join(lines) + '\n')
@@ -901,7 +918,7 @@ def cost_plots(tmp, cost_of):
                 plots_ = ["'tradeoff-%s-%s-%s.dat' using 1:2:3:4 with yerrorlines lw 2 pt 7 "
                           "ps 0.6 lc rgb '%s' title '%s'" % (t, m, pol, colors[pol], pol)
                           for pol in ('always', 'lazy')]
-                lines += ['set title %s' % gp_quote('%s: %s' % (title[t],
+                lines += ['set title %s' % gp_quote("%s: %s" % (guest_title(t),
                                                                  costs.MAPPING_NAMES[m])),
                           'plot ' + ', '.join(plots_)]
         lines.append('unset multiplot')
@@ -1062,7 +1079,8 @@ def model_section(model_of, floor_of, host_bw, shm_summ):
                    'says %.3f us here (%s).'
                    % (23.0 / (100e6 / costs.PAGE) * 1000, md['pte_ms'] * 1000,
                       'UML: copied natively, but no hardware page tables'
-                      if t == 'um' else 'TCG: emulated, not hardware\'s'))
+                      if t == 'um' else 'TCG: emulated, not hardware\'s'
+                      if ACCEL.get(t, 'TCG') == 'TCG' else 'KVM: the hardware\'s, virtualised'))
         small = md['smallest']
         out.append('  How well it fits: r\u00b2 is carried by the largest runs; at the smallest '
                    '4 KiB run (%d MiB) it predicts %s ms against %s measured.%s'

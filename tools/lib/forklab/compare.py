@@ -68,6 +68,11 @@ said after '#' (a skip's reason, a failure's cause), or ''.
 
 Exit status: 0 when B has no regression against A, 1 when it has, 2 on
 a bad argument or a run without a suite log.
+
+--boots LOG...: the KTAP logs of boots of one kernel instead (make
+repeat): one line per row whose verdict is not the same in all of them,
+'judge/compare: row PATH: PASS in runs 1-3, FAIL in run 4' (a row a boot
+lacks: 'absent'), then how many rows changed; exit status 1 when any did.
 """
 
 import argparse
@@ -96,8 +101,9 @@ KINDS = (PASS_TO_FAIL, FAIL_TO_PASS, NEW, GONE, SKIP, FAILURE_CHANGED)
 PASSING = (results.PASS, results.SKIP)
 
 # The small files beside a log that the results model reads: the kernel
-# that ran (a live bug's), the rows a run chose to run. --save keeps them.
-BESIDE = ('kernel', 'selected')
+# that ran (a live bug's), the rows a run chose to run, the accelerator
+# its emulator ran under. --save keeps them.
+BESIDE = ('kernel', 'selected', 'accel')
 
 # A saved run's name: a file name, and no option.
 NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
@@ -307,6 +313,49 @@ def write_json(path, doc):
 		raise
 
 
+# --- make repeat: boots of one kernel ----------------------------------------------
+
+def boot_changes(parser, logs):
+	"""[(row path, [verdict, or None where absent, of each log])] of
+	the rows whose verdict is not the same in every one of @logs (the
+	KTAP of boots of one kernel), each row paired with the first boot's
+	as make compare pairs two runs' rows."""
+	suites = [results.judge(parser, 'kunit', log, None) for log in logs]
+	first = suites[0].rows
+	seen = [[r.path, [r.verdict] + [None] * (len(logs) - 1)] for r in first]
+	index = {id(r): i for i, r in enumerate(first)}
+	new = {}
+	for n, suite in enumerate(suites[1:], 1):
+		for a, b in pairs(first, suite.rows):
+			if a is not None:
+				seen[index[id(a)]][1][n] = b.verdict if b else None
+				continue
+			if b.path not in new:
+				new[b.path] = len(seen)
+				seen.append([b.path, [None] * len(logs)])
+			seen[new[b.path]][1][n] = b.verdict
+	return [(path, verdicts) for path, verdicts in seen if len(set(verdicts)) > 1]
+
+
+def runs_text(verdicts):
+	"""'PASS in runs 1-3, FAIL in run 4': which boots (from 1) gave
+	which verdict, in the order they first came."""
+	by = {}
+	for n, verdict in enumerate(verdicts, 1):
+		by.setdefault(verdict or 'absent', []).append(n)
+	parts = []
+	for verdict, runs in by.items():
+		spans = []
+		for n in runs:
+			if spans and spans[-1][1] == n - 1:
+				spans[-1][1] = n
+			else:
+				spans.append([n, n])
+		text = ', '.join(f'{a}' if a == b else f'{a}-{b}' for a, b in spans)
+		parts.append(f'{verdict} in run{"s" * (len(runs) > 1)} {text}')
+	return ', '.join(parts)
+
+
 # --- make save -------------------------------------------------------------------
 
 def save(name, folder):
@@ -358,11 +407,25 @@ def main(argv):
 	ap.add_argument('--save', metavar='NAME',
 			help='copy the suite logs of the one RUN (a results folder) to '
 			'BUILD/runs/NAME instead, for a later A= or B=')
+	ap.add_argument('--boots', action='store_true',
+			help='each RUN is instead the KTAP log of one boot of the same kernel '
+			'(make repeat): print the rows whose verdict changed between them, '
+			"'row X: PASS in runs 1-3, FAIL in run 4'; exit 1 if any did")
 	ap.add_argument('runs', nargs='+', metavar='RUN',
 			help='A then B (A=RUN and B=RUN as make writes them): a results '
 			'folder, or the NAME of a saved run')
 	args = ap.parse_args(argv)
 	signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+	if args.boots:
+		parser = ktap.load_parser(args.kunit_dir)
+		if parser is None:
+			forklab.die(PROG, f'no kunit_parser.py in {args.kunit_dir}', forklab.BAD_INPUT)
+		changed = boot_changes(parser, args.runs)
+		for path, verdicts in changed:
+			print(f'{PROG}: row {path}: {runs_text(verdicts)}')
+		print(f'{PROG}: {len(args.runs)} boots, {len(changed)} '
+		      f'row{"s" * (len(changed) != 1)} changed verdict between them')
+		return 1 if changed else 0
 	if args.save is not None:
 		if len(args.runs) != 1 or not os.path.isdir(args.runs[0]):
 			ap.error('--save NAME takes one results folder')

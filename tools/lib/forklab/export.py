@@ -16,16 +16,21 @@ user-space program (mm-tests.PROGRAM) and reproducer (repros.NAME:
 TITLE); a testcase per row, parameterised
 rows named CASE/PARAM; failure (FAIL, UNEXPECTED SKIP, UNLISTED) and
 error (ERROR, MISSING: an expected row the log lacks) carry the verdict,
-why and the row's diagnostics, skipped its reason; a program that failed
+why and the row's diagnostics, skipped its reason (a quarantined row
+that failed: skipped, its message 'QUARANTINED (VERDICT; quarantined:
+DATE WHY)'; one that passed says so in its system-out); a program that failed
 after all its rows passed (a crash, a kernel complaint) is a testcase of
 its own, '(exit status)'. KCIDB: one
 checkout (origin forklab: the tree's version and the patch series'
 hash), one build (the target), one test per row with path
 kunit.SUITE.CASE[.PARAM] or mm_tests.PROGRAM.ROW (sanitised to KCIDB's
 pattern, the raw name and the model's verdict in misc; status MISS for a
-missing row, FAIL for an unexpected skip or row); the checkout valid when
+missing row, FAIL for an unexpected skip or row; a quarantined row's
+misc has its quarantine, 'DATE WHY'); the checkout valid when
 prepare-tree finished the tree, the build's status from its last make
-(OBJ/build.status); the coverage gate's figures as tests
+(OBJ/build.status), and on QEMU the accelerator it ran under (kvm or
+tcg, the 'accel' file beside each log) in the build's misc, each
+test's misc and the JUnit document's name; the coverage gate's figures as tests
 coverage.FUNCTION.lines / .branches with the covered share as their
 number where something was counted. A suite with no log (it did not run, or its guest did not boot)
 is one test with status MISS, and a JUnit testcase with an error.
@@ -106,13 +111,18 @@ def build_status(t):
 # kernel that ran fails for a bug it has (make check passes it). An
 # expected failure (an upstream test that needs what the target lacks)
 # is a skip, its reason in the message and misc's verdict.
+# A quarantined row (configs/quarantine) that failed has the KCIDB
+# status of the verdict it had (misc: verdict QUARANTINED, the
+# quarantine's date and reason) and is a JUnit skip whose message starts
+# QUARANTINED: neither passed nor a failure of the run.
 KCIDB_STATUS = {results.PASS: 'PASS', results.SKIP: 'SKIP', results.FAIL: 'FAIL',
 		results.ERROR: 'ERROR', results.UNEXPECTED_SKIP: 'FAIL',
 		results.MISSING: 'MISS', results.UNLISTED: 'FAIL', results.LIVE: 'FAIL',
 		results.XFAIL: 'SKIP'}
 JUNIT_ELEMENT = {results.FAIL: 'failure', results.UNEXPECTED_SKIP: 'failure', results.LIVE: 'failure',
 		 results.UNLISTED: 'failure', results.ERROR: 'error',
-		 results.MISSING: 'error', results.SKIP: 'skipped', results.XFAIL: 'skipped'}
+		 results.MISSING: 'error', results.SKIP: 'skipped', results.XFAIL: 'skipped',
+		 results.QUARANTINED: 'skipped'}
 
 
 def text_of(row):
@@ -121,14 +131,20 @@ def text_of(row):
 	if row.verdict == results.LIVE:
 		# The row failed: the kernel that ran has the bug it shows.
 		head = f'{results.LIVE} ({row.live_why})'
+	if row.verdict == results.QUARANTINED:
+		head = f'{results.QUARANTINED} ({row.quarantined}; quarantined: {row.quarantine})'
 	why = ': '.join(x for x in (head, row.why) if x)
 	return '\n'.join(row.said + ([why] if why else []))
 
 
-def read_suite(parser, name, log, expected):
+def read_suite(parser, name, log, expected, quarantined):
 	"""{group: [(names below the group, Row)]} of one suite (a group: a
-	KUnit suite, a program), as the results model judged its rows."""
+	KUnit suite, a program), as the results model judged its rows, the
+	rows @quarantined (results.load_quarantine's) held against it."""
 	suite = results.judge(parser, name, log, expected)
+	# Every quarantine line's suite is one to know: the other targets'
+	# are judge/results' to check.
+	results.quarantine([suite], quarantined, {s for s, _ in quarantined})
 	groups = {}
 	for row in suite.rows:
 		group, below = row.names[0], row.names[1:] or row.names[:1]
@@ -237,6 +253,8 @@ def main():
 	ap.add_argument('--out', help='where junit.xml and kcidb.json go (default: RES)')
 	ap.add_argument('--expect', metavar='FILE', help="the expectations the rows are "
 			"judged against (default: configs/expected)")
+	ap.add_argument('--quarantine', metavar='FILE', help="the quarantined rows "
+			"(default: configs/quarantine)")
 	args = ap.parse_args()
 	t = forklab.target(PROG)
 	res, tree = t['res'], t['tree']
@@ -257,6 +275,11 @@ def main():
 			expectations = results.load_expectations(expect, HERE)
 		except results.ResultsError as e:
 			forklab.die(PROG, str(e))
+	try:
+		quarantined = results.load_quarantine(
+			args.quarantine or os.path.join(HERE, table.load()['quarantine']))
+	except results.ResultsError as e:
+		forklab.die(PROG, str(e))
 	suffix = t['suite']
 	# A binary kernel (KERNEL=debian) and a tree without the series have
 	# no KUnit suites of forklab's.
@@ -270,12 +293,24 @@ def main():
 		checkout, build = binary_checkout(t)
 	else:
 		checkout, build = tree_checkout(t, kernel)
+	# The accelerator QEMU ran under (run/kunit's, run/mm-tests' accel
+	# file: kvm or tcg); none for UML.
+	accel = ''
+	for _, _, log in suites:
+		try:
+			with open(os.path.join(res, os.path.dirname(log), 'accel')) as f:
+				accel = accel or f.readline().strip()
+		except OSError:
+			pass
+	if accel:
+		build['misc']['accelerator'] = accel
 	kcidb = {'version': {'major': 5, 'minor': 3}, 'checkouts': [checkout],
 		 'builds': [build], 'tests': []}
 	build_id = build['id']
 	version = checkout['misc']['kernel_version']
 
-	suites_el = ET.Element('testsuites', name=f'forklab {t["name"]} Linux {version}')
+	under = f' ({t["guest"]} under {accel})' if accel else ''
+	suites_el = ET.Element('testsuites', name=f'forklab {t["name"]}{under} Linux {version}')
 	paths = set()
 	totals = [0, 0, 0, 0]
 	for prefix, root, log in suites:
@@ -283,7 +318,11 @@ def main():
 		section = results.section_of(expectations, name, 'lazy')
 		expected = expectations[section].resolve('lazy', section) \
 			if section and prefix != REPROS[0] else None
-		_, groups = read_suite(parser, name, os.path.join(res, log), expected)
+		try:
+			suite, groups = read_suite(parser, name, os.path.join(res, log), expected,
+						   quarantined)
+		except results.ResultsError as e:
+			forklab.die(PROG, str(e))
 		for group, rows in groups.items():
 			classname = f'{prefix}.{group}'
 			verdicts = [row.verdict for _, row in rows]
@@ -301,6 +340,8 @@ def main():
 				text = text_of(row)
 				if kind == 'skipped' and verdict == results.XFAIL:
 					ET.SubElement(case, 'skipped', message=f'{verdict}: {row.xfail_why}')
+				elif verdict == results.QUARANTINED:
+					ET.SubElement(case, 'skipped', message=text.split('\n')[-1]).text = text
 				elif kind == 'skipped':
 					ET.SubElement(case, 'skipped', message=row.why or 'skipped')
 				elif kind:
@@ -309,10 +350,20 @@ def main():
 				path = unique('.'.join([root, kcidb_part(group)] +
 						       [kcidb_part(n) for n in names]), paths, '-')
 				test = {'id': f'{build_id}:{path}', 'build_id': build_id, 'origin': ORIGIN,
-					'path': path, 'status': KCIDB_STATUS[verdict],
+					'path': path,
+					'status': KCIDB_STATUS[row.quarantined or verdict],
 					'misc': {'name': f'{classname}/{case_name}', 'verdict': verdict}}
 				if text and verdict != results.PASS:
 					test['log_excerpt'] = text[-16384:]
+				if suite.accel:
+					test['misc']['accelerator'] = suite.accel
+				if row.quarantine:
+					test['misc']['quarantine'] = row.quarantine
+				if row.quarantine and verdict == results.PASS:
+					# Passed while quarantined: it may leave.
+					ET.SubElement(case, 'system-out').text = \
+						f'{results.QUARANTINED} row passed (quarantined: ' \
+						f'{row.quarantine}): it may leave the quarantine'
 				kcidb['tests'].append(test)
 			totals[0] += len(rows)
 			totals[1] += failures

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """judge/report: one HTML page of the last runs, BUILD/report/index.html,
 that opens offline from the file: the results of each target and tree by
-suite (from their junit.xml: passed, failed, skipped, the failing rows
+suite (from their junit.xml: passed, failed, quarantined, skipped, the failing rows
 with what they said; written again by judge/export first where a suite's
 log is newer, so that the page gives the results model's verdicts on the
 logs there are), the coverage gate per function (from kcidb.json)
@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 
 import forklab
 from forklab import table
-from forklab.results import LIVE, OWN_STATUS
+from forklab.results import LIVE, OWN_STATUS, QUARANTINED
 
 PROG = 'judge/report'
 HERE = forklab.HERE
@@ -120,7 +120,7 @@ def results_section(res, title):
 	if not os.path.isfile(path):
 		return None
 	root = ET.parse(path).getroot()
-	rows, failing, live = [], [], []
+	rows, failing, live, quarantined, freed = [], [], [], [], []
 	live_failures = 0	# junit's failures that are live bugs, exit statuses too
 	for suite in root.iter('testsuite'):
 		cases = list(suite.iter('testcase'))
@@ -132,25 +132,42 @@ def results_section(res, title):
 		# A program's own exit status after its live rows: no bug of its own.
 		is_live = [c for c in is_live if not c.get('name', '').endswith(OWN_STATUS)]
 		skipped = [c for c in cases if c.find('skipped') is not None]
+		# A quarantined row that failed: a skip whose message says so.
+		held = [c for c in skipped if (c.find('skipped').get('message') or '').startswith(QUARANTINED)]
+		skipped = [c for c in skipped if c not in held]
 		rows.append(f'<tr class="{"fail" if failed else "pass"}"><td>{e(suite.get("name"))}</td>'
-			    f'<td>{len(cases) - len(bad) - len(skipped)}</td><td>{len(failed)}</td>'
-			    f'<td>{len(is_live)}</td><td>{len(skipped)}</td></tr>')
-		for group, found in ((failing, failed), (live, is_live)):
+			    f'<td>{len(cases) - len(bad) - len(skipped) - len(held)}</td><td>{len(failed)}</td>'
+			    f'<td>{len(is_live)}</td><td>{len(held)}</td><td>{len(skipped)}</td></tr>')
+		# A quarantined row that passed: its system-out says so.
+		freed += [f'<li><b>{e(suite.get("name"))}: {e(c.get("name"))}</b>: '
+			  f'{e(c.find("system-out").text or "")}</li>' for c in cases
+			  if c.find('system-out') is not None and
+			  (c.find('system-out').text or '').startswith(QUARANTINED)]
+		for group, found in ((failing, failed), (live, is_live), (quarantined, held)):
 			for c in found:
 				what = c.find('failure') if c.find('failure') is not None else c.find('error')
+				if what is None:
+					what = c.find('skipped')
 				group.append(f'<li><b>{e(suite.get("name"))}: {e(c.get("name"))}</b>'
 					     f'<pre>{e((what.text or what.get("message") or "")[-2000:])}</pre></li>')
 	out = [f'<h3>{e(title)}</h3>', f'<p>{e(root.get("name", ""))}: {e(root.get("tests"))} results, '
 	       f'{int(root.get("failures", 0)) - live_failures} failed, {len(live)} live bugs of the '
-	       f'kernel that ran, {e(root.get("errors"))} did not complete.</p>',
+	       f'kernel that ran, {e(root.get("errors"))} did not complete'
+	       f'{f", {len(quarantined)} quarantined failed" if quarantined else ""}.</p>',
 	       '<table class="results"><tr><th>suite</th><th>passed</th><th>failed</th>'
-	       '<th>live bugs</th><th>skipped</th></tr>',
+	       '<th>live bugs</th><th>quarantined</th><th>skipped</th></tr>',
 	       *rows, '</table>']
 	if failing:
 		out += ['<ul class="failing">', *failing, '</ul>']
 	if live:
 		out += ['<p>Live bugs (rows that fail for a fix this kernel lacks):</p>',
 			'<ul class="live">', *live, '</ul>']
+	if quarantined:
+		out += ['<p>Quarantined rows that failed (configs/quarantine: they fail without '
+			'a kernel change):</p>', '<ul class="quarantined">', *quarantined, '</ul>']
+	if freed:
+		out += ['<p>Quarantined rows that passed (each may leave the quarantine):</p>',
+			'<ul class="freed">', *freed, '</ul>']
 	return '\n'.join(out)
 
 

@@ -30,15 +30,22 @@ suite. A row's verdict is one of
                    for what the target lacks ('ROW # XFAIL WHY': an
                    upstream test of run/upstream-runners that needs
                    what a guest's kernel was built without)
+  QUARANTINED      it failed (any verdict above but PASS, SKIP, LIVE BUG
+                   and XFAIL), and the quarantine file
+                   (configs/quarantine) lists it: a row that fails
+                   without a kernel change, with its reason and date; its
+                   own verdict is kept (Row.quarantined)
 
-PASS, SKIP, LIVE BUG and XFAIL are as expected; every other verdict
-fails the run. make results counts a live bug and an expected failure
-among the skipped (neither a pass nor a failure of forklab's), and names
-each.
+PASS, SKIP, LIVE BUG, XFAIL and QUARANTINED are as expected; every other
+verdict fails the run. make results counts a live bug and an expected
+failure among the skipped (neither a pass nor a failure of forklab's),
+and names each; it counts and names each quarantined row that failed,
+and each that passed (it may leave the quarantine).
 
 As a command (tools/judge/results runs it, and documents it):
 
-  python3 -m forklab.results PROG EXPECT KUNIT_DIR ROOT [--write-expected] < SUITES
+  python3 -m forklab.results PROG EXPECT KUNIT_DIR ROOT [--write-expected]
+          [--quarantine FILE] < SUITES
 
 SUITES has one line per suite: 'NAME POLICY|- NEED LOG', NEED required
 (a missing log fails), optional (a missing log is left out), unjudged
@@ -50,6 +57,9 @@ format); KUNIT_DIR holds the tree's kunit_parser.py; ROOT is the forklab
 checkout, against which the paths of EXPECT's @ lines are taken.
 --write-expected (make expected): then EXPECT is written anew, each
 suite that ran with the rows it reported (forklab.expected).
+--quarantine FILE: the quarantined rows (load_quarantine gives the
+format); a line naming no suite of SUITES, or a row a suite that ran
+does not have, is an error.
 
 The parser's JSON is not enough: it keeps no status for a group, and
 bubble_up_test_results() does not count a group's own 'not ok' when the
@@ -58,6 +68,7 @@ then crashed would count no failure.
 """
 
 import collections
+import datetime
 import glob
 import os
 import re
@@ -70,8 +81,9 @@ PASS, SKIP, FAIL, ERROR = 'PASS', 'SKIP', 'FAIL', 'ERROR'
 UNEXPECTED_SKIP, MISSING, UNLISTED = 'UNEXPECTED SKIP', 'MISSING', 'UNLISTED'
 LIVE = 'LIVE BUG'
 XFAIL = 'XFAIL'
+QUARANTINED = 'QUARANTINED'
 # The verdicts a run may end with and pass.
-AS_EXPECTED = (PASS, SKIP, LIVE, XFAIL)
+AS_EXPECTED = (PASS, SKIP, LIVE, XFAIL, QUARANTINED)
 
 # What tools/run/mm-tests (and kunit.py) put after '#' on a result line
 # when a program or a kernel did not complete: not a verdict on the code.
@@ -218,61 +230,132 @@ def derived_rows(root, directive, arg, where):
 	raise ResultsError(f"{where}: unknown line '{directive}' (want @tests or @patches)")
 
 
-def load_expectations(path, root):
-	"""{section name: Expected} of the expectations file @path; the
-	paths of its @ lines are taken against the checkout @root."""
-	sections = {}
-	headers = []
-	current = None
+def lines_of(path):
+	"""('FILE:LINE', line) of each line of @path that is neither blank
+	nor a comment, stripped."""
 	try:
 		f = open(path, errors='backslashreplace')
 	except OSError as e:
 		raise ResultsError(f'{path}: {e.strerror}') from e
 	with f:
 		for n, line in enumerate(f, 1):
-			where = f'{path}:{n}'
 			line = line.strip()
-			if not line or line.startswith('#'):
-				continue
-			m = SECTION.match(line)
-			if m:
-				names = m.group(1).split()
-				if names in headers:
-					raise ResultsError(f'{where}: [{m.group(1)}] a second time')
-				headers.append(names)
-				current = [sections.setdefault(name, Expected()) for name in names]
-				continue
-			if current is None:
-				raise ResultsError(f'{where}: a row before the first [SUITE] line')
-			if line.startswith('@'):
-				directive, _, arg = line.partition(' ')
-				for row in derived_rows(root, directive, arg.strip(), where):
-					for e in current:
-						e.rows[row] += 1
-						e.derived.add(row)
-				continue
-			# 'ROW # SKIP WHY', 'ROW # LIVE WHY', 'ROW # XFAIL WHY':
-			# each row one WHY.
-			for pattern, kind, what in ((SKIP_LINE, 'skips', 'to skip for two reasons'),
-						    (LIVE_LINE, 'live', 'as two live bugs'),
-						    (XFAIL_LINE, 'xfail', 'to fail for two reasons')):
-				m = pattern.match(line)
-				if m:
-					break
-			if m:
+			if line and not line.startswith('#'):
+				yield f'{path}:{n}', line
+
+
+def load_expectations(path, root):
+	"""{section name: Expected} of the expectations file @path; the
+	paths of its @ lines are taken against the checkout @root."""
+	sections = {}
+	headers = []
+	current = None
+	for where, line in lines_of(path):
+		m = SECTION.match(line)
+		if m:
+			names = m.group(1).split()
+			if names in headers:
+				raise ResultsError(f'{where}: [{m.group(1)}] a second time')
+			headers.append(names)
+			current = [sections.setdefault(name, Expected()) for name in names]
+			continue
+		if current is None:
+			raise ResultsError(f'{where}: a row before the first [SUITE] line')
+		if line.startswith('@'):
+			directive, _, arg = line.partition(' ')
+			for row in derived_rows(root, directive, arg.strip(), where):
 				for e in current:
-					listed = getattr(e, kind)
-					if listed.get(m.group(1), m.group(2)) != m.group(2):
-						raise ResultsError(f'{where}: {m.group(1)} listed {what}')
-					listed[m.group(1)] = m.group(2)
-			elif '#' in line:
-				raise ResultsError(f"{where}: '#' in a row (KTAP names hold none; "
-						   f"a skip is 'ROW # SKIP WHY', a live bug 'ROW # LIVE WHY', "
-						   f"an expected failure 'ROW # XFAIL WHY')")
-			else:
-				for e in current:
-					e.rows[line] += 1
+					e.rows[row] += 1
+					e.derived.add(row)
+			continue
+		# 'ROW # SKIP WHY', 'ROW # LIVE WHY', 'ROW # XFAIL WHY':
+		# each row one WHY.
+		for pattern, kind, what in ((SKIP_LINE, 'skips', 'to skip for two reasons'),
+					    (LIVE_LINE, 'live', 'as two live bugs'),
+					    (XFAIL_LINE, 'xfail', 'to fail for two reasons')):
+			m = pattern.match(line)
+			if m:
+				break
+		if m:
+			for e in current:
+				listed = getattr(e, kind)
+				if listed.get(m.group(1), m.group(2)) != m.group(2):
+					raise ResultsError(f'{where}: {m.group(1)} listed {what}')
+				listed[m.group(1)] = m.group(2)
+		elif '#' in line:
+			raise ResultsError(f"{where}: '#' in a row (KTAP names hold none; "
+					   f"a skip is 'ROW # SKIP WHY', a live bug 'ROW # LIVE WHY', "
+					   f"an expected failure 'ROW # XFAIL WHY')")
+		else:
+			for e in current:
+				e.rows[line] += 1
 	return sections
+
+
+# --- the quarantine file ------------------------------------------------------
+
+# 'SUITE: GROUP/.../ROW # DATE WHY'
+QUARANTINE_LINE = re.compile(r'^([A-Za-z0-9_.-]+): (.*?)\s*#\s*(.*)$')
+DATE = re.compile(r'^([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\s+(.*))?$')
+
+
+def load_quarantine(path):
+	"""{(suite, row path): (DATE WHY, 'FILE:LINE')} of the quarantine
+	file @path (configs/quarantine's comments give the format: one
+	quarantined row a line, 'SUITE: GROUP/.../ROW # YYYY-MM-DD WHY')."""
+	rows = {}
+	for where, line in lines_of(path):
+		m = QUARANTINE_LINE.match(line)
+		if not m or not m.group(2):
+			raise ResultsError(f"{where}: want 'SUITE: ROW # YYYY-MM-DD WHY', not '{line}'")
+		suite, row, rest = m.groups()
+		d = DATE.match(rest)
+		try:
+			datetime.date.fromisoformat(d.group(1) if d else '')
+		except ValueError:
+			raise ResultsError(f'{where}: {suite}: {row}: no date (want '
+					   f"'# YYYY-MM-DD WHY' after the row)") from None
+		if not d.group(2):
+			raise ResultsError(f'{where}: {suite}: {row}: no reason after the date')
+		if (suite, row) in rows:
+			raise ResultsError(f'{where}: {suite}: {row} quarantined a second time '
+					   f'({rows[suite, row][1]})')
+		rows[suite, row] = (f'{d.group(1)} {d.group(2)}', where)
+	return rows
+
+
+def quarantine(suites, rows, names):
+	"""Hold the judged @suites ([Suite]) against the quarantine @rows
+	(load_quarantine's): a listed row that failed is QUARANTINED, one
+	that passed keeps PASS; either is marked. A line naming a suite not
+	in @names (every suite of the run, whether it ran or not), or a row
+	that a suite which ran does not have, is a ResultsError."""
+	judged = {s.name: s for s in suites}
+	for (name, path), (why, where) in rows.items():
+		if name not in names:
+			raise ResultsError(f'{where}: {name}: no such suite (want one of '
+					   f'{", ".join(names)})')
+		suite = judged.get(name)
+		if suite is None or suite.why:
+			continue	# not run here, or it has no rows at all
+		marked = [r for r in suite.rows if r.path == path]
+		if not marked:
+			raise ResultsError(f'{where}: {name}: no row {path} in this run')
+		for r in marked:
+			r.quarantine = why
+			if r.verdict not in AS_EXPECTED:
+				r.quarantined, r.verdict = r.verdict, QUARANTINED
+	# A program whose failed rows are all quarantined exits 1 for them
+	# (kselftest's KSFT_FAIL): its '(exit status)' row is theirs.
+	for suite in suites:
+		for r in suite.rows:
+			if r.names[-1] != OWN_STATUS or r.verdict != ERROR or r.why != 'exit status 1':
+				continue
+			group = [o for o in suite.rows if o.names[:-1] == r.names[:-1] and o is not r]
+			if any(o.verdict == QUARANTINED for o in group) and \
+			   all(o.verdict in AS_EXPECTED for o in group):
+				r.quarantined, r.verdict = r.verdict, QUARANTINED
+				r.quarantine = 'the exit status of its quarantined rows'
 
 
 def base_of(name, policy):
@@ -313,6 +396,10 @@ class Row:
 		self.skip_why = ''
 		self.live_why = ''
 		self.xfail_why = ''
+		# Its quarantine line ('DATE WHY'), if it has one; the verdict
+		# it had before the quarantine took it.
+		self.quarantine = ''
+		self.quarantined = ''
 
 	@property
 	def path(self):
@@ -332,6 +419,10 @@ class Suite:
 		# The kernel that ran, as the run's 'kernel' file names it
 		# (a binary kernel's package and version), or ''.
 		self.kernel = ''
+		# The accelerator its emulator ran under, as the run's 'accel'
+		# file names it (kvm, tcg: tools/lib/forklab.sh's
+		# accel_choose), or '' (UML, or a run from before it).
+		self.accel = ''
 
 	def broken(self, why, verdict=ERROR):
 		self.why = why
@@ -364,6 +455,16 @@ class Suite:
 	@property
 	def failed(self):
 		return sum(r.verdict not in AS_EXPECTED for r in self.rows)
+
+	@property
+	def quarantined(self):
+		"""The quarantined rows that failed."""
+		return self.count(QUARANTINED)
+
+	@property
+	def quarantine_passed(self):
+		"""The quarantined rows that passed: each may leave it."""
+		return sum(bool(r.quarantine) and r.verdict == PASS for r in self.rows)
 
 
 def why_of(test, default=''):
@@ -482,11 +583,12 @@ def judge(parser, name, log, expected):
 	"""Suite @name's rows from the KTAP log @log, judged against
 	@expected (Rows, or None); @parser: forklab.ktap.load_parser()'s."""
 	suite = Suite(name, log)
-	try:
-		with open(os.path.join(os.path.dirname(log), 'kernel')) as f:
-			suite.kernel = f.readline().strip()
-	except OSError:
-		pass
+	for beside in ('kernel', 'accel'):
+		try:
+			with open(os.path.join(os.path.dirname(log), beside)) as f:
+				setattr(suite, beside, f.readline().strip())
+		except OSError:
+			pass
 	if parser is None:
 		suite.broken('no kunit.py: the tree was never prepared')
 	elif not os.path.isfile(log) or os.path.getsize(log) == 0:
@@ -554,9 +656,18 @@ def report(prog, suite):
 		 f'{suite.skipped} skipped' +
 		 (f', {suite.live} live bug{"s" * (suite.live != 1)}' if suite.live else '') +
 		 (f', {suite.xfailed} expected to fail' if suite.xfailed else '') +
-		 (f' ({suite.why})' if suite.why else '')]
+		 (f', {suite.quarantined} quarantined' if suite.quarantined else '') +
+		 (f' ({suite.why})' if suite.why else '') +
+		 (f'; under {suite.accel}' if suite.accel else '')]
 	if suite.why:
 		return lines
+	for r in [r for r in suite.rows if r.quarantine]:
+		if r.verdict == QUARANTINED:
+			lines.append(f'{prog}: {suite.name}: {QUARANTINED} {r.path} ({r.quarantined}' +
+				     (f': {r.why}' if r.why else '') + f'; quarantined: {r.quarantine})')
+		elif r.verdict == PASS:
+			lines.append(f'{prog}: {suite.name}: {QUARANTINED} {r.path} passed (quarantined: '
+				     f'{r.quarantine}): it may leave the quarantine')
 	for r in [r for r in suite.rows if r.verdict == LIVE and r.names[-1] != OWN_STATUS]:
 		lines.append(f'{prog}: {suite.name}: {LIVE} {r.path} (live bug in '
 			     f'{suite.kernel or "the kernel that ran"}: {r.live_why})')
@@ -577,6 +688,9 @@ def main(argv):
 	signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 	prog, expect_path, kunit_dir, root = argv[:4]
 	write_expected = '--write-expected' in argv[4:]
+	quarantine_path = None
+	if '--quarantine' in argv[4:]:
+		quarantine_path = argv[argv.index('--quarantine', 4) + 1]
 	suites = []
 	for line in sys.stdin:
 		if line.strip():
@@ -590,6 +704,11 @@ def main(argv):
 				raise ResultsError(f'{expect_path}: [{section}] is no suite '
 						   f'(want one of {", ".join(names)})')
 		judged = read_suites(suites, expectations, kunit_dir)
+		# Read before anything is written; applied after make
+		# expected, which writes the rows as they ran.
+		quarantined = load_quarantine(quarantine_path) if quarantine_path else {}
+		if not write_expected:
+			quarantine(judged, quarantined, names)
 	except ResultsError as e:
 		print(f'{prog}: {expect_path}: {e}' if str(e).startswith('no [') else
 		      f'{prog}: {e}', file=sys.stderr)
@@ -604,13 +723,20 @@ def main(argv):
 			print(f'{prog}: {e.filename}: {e.strerror}', file=sys.stderr)
 			return 2
 		print(f'{prog}: wrote {expect_path}')
-	total = [0, 0, 0]
+		try:
+			quarantine(judged, quarantined, names)
+		except ResultsError as e:
+			print(f'{prog}: {e}', file=sys.stderr)
+			return 2
+	total = [0, 0, 0, 0]
 	for suite in judged:
 		print('\n'.join(report(prog, suite)))
 		total[0] += suite.passed
 		total[1] += suite.failed
 		total[2] += suite.skipped + suite.live_rows + suite.xfailed
-	print(f'{total[0]} passed, {total[1]} failed, {total[2]} skipped')
+		total[3] += suite.quarantined
+	print(f'{total[0]} passed, {total[1]} failed, {total[2]} skipped' +
+	      (f', {total[3]} quarantined' if total[3] else ''))
 	return 1 if total[1] else 0
 
 

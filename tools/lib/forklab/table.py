@@ -33,7 +33,7 @@ PATH = os.path.join(HERE, 'configs', 'forklab.toml')
 TREE_FIELDS = ('name', 'package', 'patches', 'build', 'kconfig', 'coverage')
 TARGET_FIELDS = ('name', 'arch', 'sanitize', 'suffix', 'obj', 'image', 'res', 'kconfig',
 		 'kconfig_add', 'gate', 'gcov', 'runner', 'mem', 'jobs_extra',
-		 'emulator', 'emulator_args', 'kernel_args', 'gigantic_args', 'kunit_args',
+		 'emulator', 'emulator_args', 'kvm', 'kernel_args', 'gigantic_args', 'kunit_args',
 		 'guest', 'launch', 'root_args', 'host_root_args', 'swap_dev', 'swap_args',
 		 'initrd_args', 'unpatched', 'cold_ccache', 'gdb_symbols', 'gdb_stub_args',
 		 'gdb_kernel_args', 'gdb_commands', 'make')
@@ -49,6 +49,8 @@ class TableError(Exception):
 def _check(table):
 	if not isinstance(table.get('expectations'), str):
 		raise TableError('no expectations = FILE')
+	if not isinstance(table.get('quarantine'), str):
+		raise TableError('no quarantine = FILE')
 	for key, fields in (('trees', TREE_FIELDS), ('targets', TARGET_FIELDS)):
 		entries = table.get(key)
 		if not entries:
@@ -218,7 +220,8 @@ def shell():
 	       _bash_assoc('table_log', table['results']['logs'].items()),
 	       _bash_assoc('table_policy_log', table['results']['policy_logs'].items()),
 	       f'forklab_policies_dir={shlex.quote(table["results"]["policies"])}',
-	       _bash_assoc('table_npm', table.get('npm', {}).items())]
+	       _bash_assoc('table_npm', table.get('npm', {}).items()),
+	       f'forklab_quarantine={shlex.quote(table["quarantine"])}']
 	for field in TREE_FIELDS[1:]:
 		out.append(_bash_assoc(f'table_tree_{field}',
 				       [(t['name'], _word(t[field])) for t in table['trees']]))
