@@ -725,7 +725,7 @@ mutate_tools_reports_each_outcome() {
 
 # bisect_git ARGS...: git with forklab's name on the commits it makes.
 bisect_git() {
-	git -c user.name=forklab -c user.email=forklab@localhost \
+	git -c user.name=forklab -c user.email=forklab@localhost -c gc.auto=0 \
 		-c commit.gpgsign=false "$@"
 }
 
@@ -735,7 +735,7 @@ bisect_git() {
 # KERNEL_SRC would start a bisect that means nothing.
 t bisect_rejects_bad_input
 bisect_rejects_bad_input() {
-	local repo=$scratch/tiny dir=$scratch/bisect
+	local repo=$scratch/tiny dir=$scratch/bisect row
 	mkdir -p "$repo"
 	bisect_git -C "$repo" init -q
 	echo one > "$repo/file"
@@ -749,8 +749,14 @@ bisect_rejects_bad_input() {
 	KERNEL_SRC=$repo expect_exit 2 "$here/tools/run/bisect" HEAD~1 HEAD no_such_row &&
 		expect_in 'ROW=no_such_row: not a museum exhibit' "$scratch/stderr" &&
 		one_line_stderr
-	KERNEL_SRC=$repo expect_exit 1 "$here/tools/run/bisect" HEAD HEAD~1 01-fork-copies-every-vma &&
-		expect_in 'is not an ancestor of BAD' "$scratch/stderr" && one_line_stderr
+	KERNEL_SRC=$repo expect_exit 2 "$here/tools/run/bisect" HEAD~1 HEAD \
+		forklab_vma_needs_copy.no_such_case && one_line_stderr
+	# Each kind of row is taken (the revisions' check comes after it).
+	for row in 01-fork-copies-every-vma fork_bits forklab_vma_needs_copy \
+		forklab_vma_needs_copy.vma_needs_copy_decision; do
+		KERNEL_SRC=$repo expect_exit 1 "$here/tools/run/bisect" HEAD HEAD~1 "$row" &&
+			expect_in 'is not an ancestor of BAD' "$scratch/stderr" && one_line_stderr
+	done
 	KERNEL_SRC=$repo expect_exit 1 "$here/tools/run/bisect" HEAD~1 nosuchrev 01-fork-copies-every-vma &&
 		expect_in 'BAD=nosuchrev is not a commit' "$scratch/stderr" && one_line_stderr
 	KERNEL_SRC=$scratch/none expect_exit 1 "$here/tools/run/bisect" HEAD~1 HEAD fork_bits &&
@@ -803,6 +809,8 @@ bisect_history() {
 	[ "$(cat "$repo/forklab-key" 2> /dev/null)" != "$key" ] || return 0
 	rm -rf "$repo"
 	git init -q --bare "$repo"
+	# No automatic gc: a repack of the whole source each time it is made.
+	git --git-dir="$repo" config gc.auto 0
 	GIT_WORK_TREE=$src/linux git --git-dir="$repo" -c core.looseCompression=0 add -Af .
 	while read -r p; do
 		if [ -f "$src/orig/$p" ]; then
