@@ -48,7 +48,7 @@ KUNIT_PY = $(shell $(TARGET) tree)/tools/testing/kunit/kunit.py
 
 .PHONY: all deps tree build test test-loaded kunit mm-tests policies coverage test-tools \
 	check durations upstream-runners \
-	lint results expected report compare differences save merge repeat stress mutate mutate-tools ci-share museum repros live-reports bench help clean
+	lint results expected report compare differences save bisect test-slow merge repeat stress mutate mutate-tools ci-share museum repros live-reports bench help clean
 
 # The main job: prepare, build, run every suite, write the coverage report.
 all: deps tree test $(if $(GATE),coverage)
@@ -74,6 +74,8 @@ help:
 	@echo "                POLICIES=\"always skip-shared\" picks some"
 	@echo "make coverage   lcov + genhtml into build/coverage/html, then the gate"
 	@echo "make test-tools the tools' own tests (tests/run)"
+	@echo "make test-slow  the tools' tests that build kernels of their own (make"
+	@echo "                bisect's), then the tool mutants only they kill"
 	@echo "make check      all of the above, then every suite's results"
 	@echo "                SANITIZE=1: the suites on a KASAN/lockdep/kmemleak/UBSAN build"
 	@echo "make lint       checkpatch, shellcheck, pyflakes over forklab's code"
@@ -88,6 +90,10 @@ help:
 	@echo "                policies and each tree of make check KERNEL=; build/compare/"
 	@echo "                (tools/judge/differences; reports, judges nothing)"
 	@echo "make save NAME=NAME  keep the target's results in build/runs/NAME, for A= or B="
+	@echo "make bisect GOOD=REV BAD=REV ROW=ROW KERNEL_SRC=GIT_TREE  the first commit"
+	@echo "                where ROW (a museum exhibit, an mm-tests program, a KUnit"
+	@echo "                suite) fails: git bisect run in a clone under build/bisect"
+	@echo "                (tools/run/bisect)"
 	@echo "make repeat     boot the built kernel N times (N=20): rows that changed verdict; the KTAP must not change"
 	@echo "make stress     repeat, and the user-space suite N times (N=5): same verdicts"
 	@echo "make upstream-runners  the tree's run_kselftest.sh running run_vmtests.sh -t"
@@ -180,6 +186,13 @@ coverage:
 test-tools: tree
 	@tests/run
 
+# The tools' tests too slow for make check (each builds a kernel of its
+# own: make bisect's on a made-up history), then the tool mutants only
+# they can kill (CI's matrix); no baseline run of those tests on a copy:
+# they just passed here.
+test-slow: tree
+	@tests/run --part slow && tools/run/mutate-tools --slow --no-baseline
+
 # README's test command. The tools' tests come after coverage: some boot
 # UML (a hang among them), and coverage is that of the suites. The KUnit
 # and mm-tests summaries are printed again last, by 'kunit.py parse' (of
@@ -254,6 +267,12 @@ compare:
 # each other tree's, reported only (judge/results gives the verdict).
 differences:
 	@tools/judge/differences
+
+# The first commit of KERNEL_SRC (a git tree) from GOOD to BAD on which
+# ROW fails: git bisect run in a clone of it below build/bisect, each
+# step built as the target's kernel (tools/run/bisect).
+bisect: deps
+	@tools/run/bisect "GOOD=$(GOOD)" "BAD=$(BAD)" "ROW=$(ROW)"
 
 # The target's results kept as build/runs/NAME: a run to compare later
 # runs against, whatever make check writes over RES.

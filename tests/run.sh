@@ -960,3 +960,149 @@ repros_reject_bad_input() {
 	expect_exit 2 "$repros" --limit 1m "$fixtures/repros" && one_line_stderr &&
 	expect_in "the limit wants whole seconds, not '1m'" "$scratch/stderr"
 }
+
+# --- run/bisect ----------------------------------------------------------------
+
+# bisect_git ARGS...: git with forklab's name on the commits it makes.
+bisect_git() {
+	git -c user.name=forklab -c user.email=forklab@localhost -c gc.auto=0 \
+		-c commit.gpgsign=false "$@"
+}
+
+# A tiny git history, no kernel: run/bisect refuses bad input before it
+# builds anything, with one error line and the clone untouched. A bisect
+# that took an unknown row, a GOOD that is not BAD's ancestor or no
+# KERNEL_SRC would start a bisect that means nothing.
+t bisect_rejects_bad_input
+bisect_rejects_bad_input() {
+	local repo=$scratch/tiny dir=$scratch/bisect row
+	mkdir -p "$repo"
+	bisect_git -C "$repo" init -q
+	echo one > "$repo/file"
+	bisect_git -C "$repo" add file
+	bisect_git -C "$repo" commit -qm one
+	echo two > "$repo/file"
+	bisect_git -C "$repo" commit -qam two
+	export BISECT_DIR=$dir
+	expect_exit 2 "$here/tools/run/bisect" HEAD~1 HEAD 01-fork-copies-every-vma &&
+		expect_in 'KERNEL_SRC' "$scratch/stderr" && one_line_stderr
+	KERNEL_SRC=$repo expect_exit 2 "$here/tools/run/bisect" HEAD~1 HEAD no_such_row &&
+		expect_in 'ROW=no_such_row: not a museum exhibit' "$scratch/stderr" &&
+		one_line_stderr
+	KERNEL_SRC=$repo expect_exit 2 "$here/tools/run/bisect" HEAD~1 HEAD \
+		forklab_vma_needs_copy.no_such_case && one_line_stderr
+	# Each kind of row is taken (the revisions' check comes after it).
+	for row in 01-fork-copies-every-vma fork_bits forklab_vma_needs_copy \
+		forklab_vma_needs_copy.vma_needs_copy_decision; do
+		KERNEL_SRC=$repo expect_exit 1 "$here/tools/run/bisect" HEAD HEAD~1 "$row" &&
+			expect_in 'is not an ancestor of BAD' "$scratch/stderr" && one_line_stderr
+	done
+	KERNEL_SRC=$repo expect_exit 1 "$here/tools/run/bisect" HEAD~1 nosuchrev 01-fork-copies-every-vma &&
+		expect_in 'BAD=nosuchrev is not a commit' "$scratch/stderr" && one_line_stderr
+	KERNEL_SRC=$scratch/none expect_exit 1 "$here/tools/run/bisect" HEAD~1 HEAD fork_bits &&
+		one_line_stderr
+	expect_exit 2 "$here/tools/run/bisect" HEAD~1 HEAD && one_line_stderr
+	[ ! -e "$dir" ] || fail "a refused bisect wrote $dir"
+	[ -z "$(git -C "$repo" status --porcelain)" ] &&
+		[ "$(git -C "$repo" for-each-ref | wc -l)" = 1 ] ||
+		fail "a refused bisect changed $repo"
+}
+
+# The made-up history of bisect_names_the_first_bad_commit, in a bare
+# repository: Debian's 6.12 source as forklab's prepared tree was made
+# from it (build/src/linux with src/orig's pristine bytes for every path
+# the series and the glue touched), then eight commits: comments in mm/
+# files, a commit that does not build and the one that builds again,
+# and, sixth, one that brings back what d992895ba2b2 (museum/01's
+# exhibit) removed, for file-backed vmas: fork copies their page tables.
+# museum/lazy_copy sees it. Made once, and again when the prepared tree's
+# source or these commits change.
+bisect_subjects=(
+	"mm/mmap: a comment"
+	"mm/mlock: a comment"
+	"mm/mprotect: a comment"
+	"mm/mremap: a commit that does not build"
+	"mm/mremap: build again"
+	"mm: fork copies the page tables of every file-backed vma"
+	"mm/madvise: a comment"
+	"mm/rmap: a comment"
+)
+
+# bisect_commit REPO SUBJECT PATH SED: commit PATH of HEAD, edited by
+# sed SED, in bare REPO.
+bisect_commit() {
+	local blob
+	blob=$(git --git-dir="$1" cat-file blob "HEAD:$3" | sed "$4" |
+		git --git-dir="$1" hash-object -w --stdin) &&
+	GIT_WORK_TREE=$scratch bisect_git --git-dir="$1" update-index \
+		--cacheinfo "100644,$blob,$3" &&
+	GIT_WORK_TREE=$scratch bisect_git --git-dir="$1" commit -qm "$2"
+}
+
+# bisect_history REPO: make it, unless it is there for this source.
+bisect_history() {
+	local repo=$1 src=$build/src p blob key
+	[ -f "$src/touched" ] && [ -f "$src/linux.id" ] && [ -d "$src/orig" ] ||
+		fail "no prepared tree in $src ('make tree')"
+	key=$({ cat "$src/linux.id"; declare -f bisect_commit bisect_history;
+		printf '%s\n' "${bisect_subjects[@]}"; } | sha256sum)
+	[ "$(cat "$repo/forklab-key" 2> /dev/null)" != "$key" ] || return 0
+	rm -rf "$repo"
+	git init -q --bare "$repo"
+	# No automatic gc: a repack of the whole source each time it is made.
+	git --git-dir="$repo" config gc.auto 0
+	GIT_WORK_TREE=$src/linux git --git-dir="$repo" -c core.looseCompression=0 add -Af .
+	while read -r p; do
+		if [ -f "$src/orig/$p" ]; then
+			blob=$(git --git-dir="$repo" hash-object -w "$src/orig/$p")
+			GIT_WORK_TREE=$scratch git --git-dir="$repo" update-index --add \
+				--cacheinfo "100644,$blob,$p"
+		else
+			GIT_WORK_TREE=$scratch git --git-dir="$repo" update-index --force-remove "$p"
+		fi
+	done < "$src/touched"
+	GIT_WORK_TREE=$scratch bisect_git --git-dir="$repo" commit -qm "Linux $(kernel_version "$src/linux") as Debian ships it"
+	bisect_commit "$repo" "${bisect_subjects[0]}" mm/mmap.c '3s|$| (forklab: a harmless commit)|'
+	bisect_commit "$repo" "${bisect_subjects[1]}" mm/mlock.c '3s|$| (forklab: a harmless commit)|'
+	bisect_commit "$repo" "${bisect_subjects[2]}" mm/mprotect.c '3s|$| (forklab: a harmless commit)|'
+	bisect_commit "$repo" "${bisect_subjects[3]}" mm/mremap.c \
+		'$a #error "forklab: this commit of a made-up history does not build"'
+	bisect_commit "$repo" "${bisect_subjects[4]}" mm/mremap.c '/^#error "forklab: /d'
+	bisect_commit "$repo" "${bisect_subjects[5]}" mm/memory.c \
+		's|^\tif (src_vma->anon_vma)$|\tif (src_vma->anon_vma \|\| src_vma->vm_file)|'
+	bisect_commit "$repo" "${bisect_subjects[6]}" mm/madvise.c '3s|$| (forklab: a harmless commit)|'
+	bisect_commit "$repo" "${bisect_subjects[7]}" mm/rmap.c '3s|$| (forklab: a harmless commit)|'
+	[ "$(git --git-dir="$repo" diff HEAD~3 HEAD~2 | grep -c '^[-+]	if (src_vma->anon_vma')" = 2 ] ||
+		fail "the sixth commit did not change vma_needs_copy()"
+	echo "$key" > "$repo/forklab-key"
+}
+
+# make bisect on the made-up history, from its source (GOOD) to its last
+# commit (BAD), for museum/01's exhibit on UML: it names the sixth commit,
+# the commit that does not build is a skip (125) on the way, and the
+# repository bisected is as it was (refs, no bisect state). Slow (a
+# kernel build of its own, then one incremental build a step): --part
+# slow. Its state stays in build/tests/bisect/ for the next run.
+ts bisect_names_the_first_bad_commit
+bisect_names_the_first_bad_commit() {
+	local top=$build/tests/bisect repo dir first culprit f
+	repo=$top/history.git dir=$top/run
+	mkdir -p "$top"
+	bisect_history "$repo"
+	git --git-dir="$repo" for-each-ref > "$scratch/refs.before"
+	first=$(git --git-dir="$repo" rev-list --max-parents=0 HEAD)
+	culprit=$(git --git-dir="$repo" rev-parse HEAD~2)
+	BISECT_DIR=$dir KERNEL_SRC=$repo expect_exit 0 timeout -k 30 3600 \
+		"$here/tools/run/bisect" "$first" HEAD 01-fork-copies-every-vma
+	cat "$scratch/stdout"
+	expect_in "^run/bisect: first bad commit: $culprit ${bisect_subjects[5]}\$" "$scratch/stdout"
+	expect_in "^run/bisect: step [0-9a-f]* ${bisect_subjects[3]}\$" "$scratch/stdout"
+	grep -A1 "^run/bisect: step [0-9a-f]* ${bisect_subjects[3]}\$" "$scratch/stdout" |
+		grep -q '^run/bisect: skip: it does not build' ||
+		fail "the commit that does not build was not skipped"
+	git --git-dir="$repo" for-each-ref | cmp -s - "$scratch/refs.before" ||
+		fail "the bisect changed the refs of $repo"
+	for f in "$repo"/BISECT_*; do
+		[ ! -e "$f" ] || fail "bisect state in $repo: $f"
+	done
+}
