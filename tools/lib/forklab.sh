@@ -319,7 +319,7 @@ target() {
 # and a probe boot of IMAGE (with INITRD, a binary kernel's) under KVM
 # runs a program (accel_probe); tcg otherwise. Nothing
 # a guest does depends on which (the same CPU model either way). The
-# answer is kept for the machine, BUILD/accel/KEY (KEY: the host's name,
+# answer is kept for the machine, BUILD/kvm-probe/KEY (KEY: the host's name,
 # kernel and CPU, the emulator's version, the device), so that one boot
 # probes and a new machine probes again; the one that probes prints it.
 # Sets target_accel (kvm, tcg; '' for a target without an emulator) and
@@ -333,8 +333,8 @@ accel_choose() {
 		key=$({ uname -nrm; grep -m 2 -e '^model name' -e '^flags' /proc/cpuinfo
 			"$target_emulator" --version | head -n 1; echo "$dev"
 			stat -L -c '%F %t:%T' "$dev" 2>&1; } | sha256sum | cut -c 1-16)
-		mkdir -p "$top_build/accel"
-		cache=$top_build/accel/$key
+		mkdir -p "$top_build/kvm-probe"
+		cache=$top_build/kvm-probe/$key
 		# Guests boot in parallel (tools/run/mm-tests): one probes.
 		exec {lock}> "$cache.lock"
 		flock "$lock"
@@ -364,7 +364,7 @@ accel_choose() {
 # nothing, and its KVM lacks PKU, which fork_arch's row needs); 'tcg
 # WHY' otherwise.
 accel_probe() {
-	local image=$1 initrd=$2 dev=$3 probe=$top_build/accel/true rc=0
+	local image=$1 initrd=$2 dev=$3 probe=$top_build/kvm-probe/true rc=0
 
 	[ -e "$dev" ] || { echo "tcg $dev: no such device"; return; }
 	{ exec 3<> "$dev"; } 2> /dev/null || { echo "tcg $dev does not open read-write"; return; }
@@ -376,15 +376,15 @@ sys.exit(fcntl.ioctl(os.open(sys.argv[1], os.O_RDWR), 0xAE00) != 12)' "$dev" 2> 
 		gcc -static -x c -o "$probe" -; } ||
 		{ echo "tcg the probe's program did not build"; return; }
 	timeout -k 10 90 "$target_runner" --under kvm --timeout 60 --swap 0 --kernel "$image" \
-		${initrd:+--initrd "$initrd"} --console "$top_build/accel/probe.console" "$probe" \
-		< /dev/null > "$top_build/accel/probe.log" 2>&1 ||
+		${initrd:+--initrd "$initrd"} --console "$top_build/kvm-probe/probe.console" "$probe" \
+		< /dev/null > "$top_build/kvm-probe/probe.log" 2>&1 ||
 		rc=$?
 	if [ "$rc" != 0 ]; then
-		echo "tcg the probe boot under KVM failed (exit $rc; $top_build/accel/probe.log)"
-	elif grep -q "doesn't support requested feature" "$top_build/accel/probe.console"; then
+		echo "tcg the probe boot under KVM failed (exit $rc; $top_build/kvm-probe/probe.log)"
+	elif grep -q "doesn't support requested feature" "$top_build/kvm-probe/probe.console"; then
 		# The CPU model would not be the same as under TCG.
 		echo "tcg KVM here lacks CPU features the model asks for ($(grep -o \
-			"requested feature: [^ ]*" "$top_build/accel/probe.console" | cut -d' ' -f3 |
+			"requested feature: [^ ]*" "$top_build/kvm-probe/probe.console" | cut -d' ' -f3 |
 			paste -sd ' ' -))"
 	else
 		echo "kvm $dev ran a probe boot of $image"
