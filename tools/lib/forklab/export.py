@@ -54,16 +54,21 @@ from forklab import ktap, results, table
 PROG = 'judge/export'
 HERE = forklab.HERE
 ORIGIN = 'forklab'
-# The suites of a target: (JUnit classname prefix, KCIDB path root, log)
-SUITES = [('kunit', 'kunit', 'kunit.ktap'),
-	  ('mm-tests', 'mm_tests', 'mm-tests/results.ktap'),
-	  ('upstream', 'upstream', 'upstream/results.ktap')]
+# The suites of a target, each its JUnit classname prefix and KCIDB path
+# root; their logs are the table's ([results] logs).
+SUITES = [('kunit', 'kunit'), ('mm-tests', 'mm_tests'), ('upstream', 'upstream')]
 # The suites a target need not have run: make upstream-runners'.
 OPTIONAL = {'upstream'}
 # make repros' rows, when it ran: the reproducers of a folder of the
 # user's, judged without expectations (a testsuite per reproducer).
-REPROS = ('repros', 'repros', 'repros/results.ktap')
+REPROS = ('repros', 'repros')
 
+
+def suite_logs():
+	"""[(JUnit prefix, KCIDB root, log below a results folder)] of every
+	suite judge/export reads, its log by [results] logs."""
+	logs = dict(table.logs())
+	return [(prefix, root, logs[prefix]) for prefix, root in SUITES + [REPROS]]
 
 
 def series_hash(kernel):
@@ -283,11 +288,9 @@ def main():
 	suffix = t['suite']
 	# A binary kernel (KERNEL=debian) and a tree without the series have
 	# no KUnit suites of forklab's.
-	suites = SUITES if t['kunit'] else [s for s in SUITES if s[0] != 'kunit']
-	suites = [s for s in suites if s[0] not in OPTIONAL or
+	suites = [s for s in suite_logs() if s[0] != 'kunit' or t['kunit']]
+	suites = [s for s in suites if s[0] not in OPTIONAL | {REPROS[0]} or
 		  os.path.isfile(os.path.join(res, s[2]))]
-	if os.path.isfile(os.path.join(res, REPROS[2])):
-		suites = suites + [REPROS]
 	if t['initrd']:
 		# A binary kernel: its package is the checkout and the build.
 		checkout, build = binary_checkout(t)

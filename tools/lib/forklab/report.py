@@ -26,7 +26,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 import forklab
-from forklab import table
+from forklab import export, table
 from forklab.results import LIVE, OWN_STATUS, QUARANTINED
 
 PROG = 'judge/report'
@@ -96,8 +96,7 @@ def export_if_stale(tree, series, arch, sanitize, res):
 	the results model's verdicts) when a suite's log is newer than its
 	junit.xml: after a make test, not the verdicts of an earlier make
 	check."""
-	logs = [os.path.join(res, p) for p in ('kunit.ktap', 'mm-tests/results.ktap',
-						 'repros/results.ktap')]
+	logs = [os.path.join(res, log) for _, _, log in export.suite_logs()]
 	newest = max((os.path.getmtime(p) for p in logs if os.path.isfile(p)), default=None)
 	junit = os.path.join(res, 'junit.xml')
 	if newest is None or (os.path.isfile(junit) and os.path.getmtime(junit) >= newest):
