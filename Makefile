@@ -85,7 +85,8 @@ help:
 	@echo "make report     build/report/index.html: results, coverage gate, mutants (tools/judge/report)"
 	@echo "make compare A=RUN B=RUN  the rows whose verdict differs from run A to run B (a"
 	@echo "                results folder, or a NAME of make save); build/compare.json;"
-	@echo "                exit 1 when B regressed (tools/judge/compare)"
+	@echo "                exit 1 when B regressed (tools/judge/compare); COMMON=1: only"
+	@echo "                the suites both ran"
 	@echo "make differences  CI's comparisons: make check against each policy of make"
 	@echo "                policies and each tree of make check KERNEL=; build/compare/"
 	@echo "                (tools/judge/differences; reports, judges nothing)"
@@ -260,8 +261,9 @@ results:
 
 # Two runs' rows whose verdict differs (A= and B=: a results folder, or a
 # run make save kept); exit status 1 when B has a regression against A.
+# COMMON=1: only the suites both ran (two trees' runs).
 compare:
-	@tools/judge/compare "A=$(A)" "B=$(B)"
+	@tools/judge/compare $(if $(COMMON),--common) "A=$(A)" "B=$(B)"
 
 # CI's comparisons: make check's results against each other policy's and
 # each other tree's, reported only (judge/results gives the verdict).

@@ -208,6 +208,11 @@ compare_names_each_kind_of_change() {
 	# A and B as plain arguments, in that order
 	expect_exit 1 judge_compare "$compare_runs/a" "$compare_runs/b"
 	cmp -s "$scratch/want" "$scratch/stdout" || fail "A B without A= and B= is another comparison"
+	# make compare COMMON=1: the suites one run lacks left out, by name
+	KUNIT_DIR=$results_kunit expect_exit 2 make -s -C "$here" compare BUILD="$scratch/build" \
+		A="$compare_runs/a" B="$compare_runs/b" COMMON=1
+	expect_in "^$p: museum: in A only, not compared\$" "$scratch/stdout"
+	expect_in "^$p: 2 suites: " "$scratch/stdout"
 }
 
 # Two runs of the same rows (a/ and b/ each against a copy of itself):
