@@ -198,8 +198,9 @@ pane_shows() {
 
 # pane_tail: the last lines the pane ($tmux) shows, and the runner's stderr.
 pane_tail() {
-	"${tmux[@]}" capture-pane -p -J -S - 2> /dev/null | grep -v '^$' | tail -n 8
-	cat "$scratch/shell.err" 2> /dev/null
+	# (A session that has ended shows nothing: no status of its own.)
+	"${tmux[@]}" capture-pane -p -J -S - 2> /dev/null | grep -v '^$' | tail -n 8 || true
+	cat "$scratch/shell.err" 2> /dev/null || true
 }
 
 # guest_shell_end TMUX...: guest_shell's session ended, its run's
@@ -320,6 +321,59 @@ qemu_run_breaks_in_copy_page_range() {
 	local image
 	x86_64_image || return
 	guest_gdb "$here/tools/guest/qemu-run" "$image" 120
+}
+
+# --gdb: gdb's own prompt on the user's terminal (a tmux session, as
+# guest_shell drives --shell), the guest stopped at its start: a
+# breakpoint in copy_page_range() for fork-shared-rw's vma is hit on
+# 'continue' and its end printed, 'detach' lets the guest finish, and
+# after 'quit' the runner prints the program's output and exits with its
+# status (the session stays, for the pane to be read). A runner that gives gdb no terminal, lets the guest run before
+# the prompt (the fork over), or loses the program once gdb quits fails
+# here.
+guest_gdb_at_a_terminal() {
+	local runner=$1 image=$2 limit=$3 i
+	local -a tmux=(tmux -S "$scratch/tmux.sock")
+
+	command -v gdb > /dev/null || { skip "no gdb (make deps installs it)"; return; }
+	command -v tmux > /dev/null || { skip "no tmux (make deps installs it)"; return; }
+	static_fixture fork-shared-rw
+	rm -f "$scratch/shell.rc" "$scratch/shell.err"
+	trap 'guest_shell_end "${tmux[@]}"' EXIT
+	"${tmux[@]}" new-session -d -x 200 -y 50 "$(printf '%q ' env BUILD="$build" \
+		"$runner" --kernel "$image" --timeout $((limit * 4)) --gdb \
+		"$scratch/fork-shared-rw")2> $(printf '%q' "$scratch/shell.err"); \
+		echo \$? > $(printf '%q' "$scratch/shell.rc"); sleep $limit"
+	pane_shows '^(gdb) $' "$limit"
+	"${tmux[@]}" send-keys 'break copy_page_range if src_vma->vm_start == 0x10000000' Enter
+	pane_shows '^Breakpoint 1 at ' 30
+	"${tmux[@]}" send-keys 'continue' Enter
+	pane_shows 'Breakpoint 1, copy_page_range (' "$limit"
+	"${tmux[@]}" send-keys 'printf "forklab-gdb-end %#lx\n", src_vma->vm_end' Enter
+	pane_shows '^forklab-gdb-end 0x10001000$' 30
+	"${tmux[@]}" send-keys 'detach' Enter
+	pane_shows '^\[Inferior 1 (.*) detached\]$' 30
+	"${tmux[@]}" send-keys 'quit' Enter
+	pane_shows '^forked with a shared page at 0x10000000$' "$limit"
+	for ((i = 0; i < limit * 5; i++)); do
+		[ ! -s "$scratch/shell.rc" ] || break
+		sleep 0.2
+	done
+	[ "$(cat "$scratch/shell.rc" 2> /dev/null)" = 0 ] ||
+		fail "exit '$(cat "$scratch/shell.rc" 2> /dev/null)' after quit, want 0: $(pane_tail)"
+}
+
+tk uml_run_gdb_at_a_terminal
+uml_run_gdb_at_a_terminal() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	guest_gdb_at_a_terminal "$here/tools/guest/uml-run" "$kernel" 60
+}
+
+tk qemu_run_gdb_at_a_terminal
+qemu_run_gdb_at_a_terminal() {
+	local image
+	x86_64_image || return
+	guest_gdb_at_a_terminal "$here/tools/guest/qemu-run" "$image" 120
 }
 
 # accel_choose (tools/lib/forklab.sh), which qemu-run, run/kunit and
