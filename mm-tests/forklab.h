@@ -36,6 +36,11 @@
 #include "kselftest.h"
 #include "vm_util.h"		/* pagemap_get_entry(), PM_PRESENT, ... */
 
+/* As the kernel's compiler_attributes.h, which user space does not have. */
+#ifndef noinline
+#define noinline	__attribute__((__noinline__))
+#endif
+
 /*
  * 6.1's selftests/vm/vm_util.h (KERNEL=6.1) has pagemap_get_entry() but
  * not the pagemap bits and pagemap_get_pfn() of 6.12's selftests/mm/:
