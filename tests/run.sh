@@ -782,9 +782,9 @@ upstream_install() {
 		fail "cannot make a kselftest install in $inst"
 }
 
-# upstream_runners EXIT: run/upstream-runners with EXIT expected, on the
-# UML kernel 'make test' built, into a BUILD of the scratch directory
-# (RES: $scratch/ub).
+# upstream_runners EXIT [LIMIT]: run/upstream-runners with EXIT expected,
+# on the UML kernel 'make test' built, into a BUILD of the scratch
+# directory (RES: $scratch/ub), the guest's limit LIMIT s (default 120).
 upstream_runners() {
 	local obj
 
@@ -792,7 +792,7 @@ upstream_runners() {
 	obj=$(build=$scratch/ub target um 0 && dirname "$target_image") &&
 	ln -s "$build/src" "$scratch/ub/src" && ln -s "$(dirname "$kernel")" "$obj" &&
 	BUILD=$scratch/ub expect_exit "$1" "$here/tools/run/upstream-runners" \
-		--timeout 120 --install "$scratch/kselftest"
+		--timeout "${2:-120}" --install "$scratch/kselftest"
 }
 
 # upstream's runners in the UML guest, as they are: the runner's TAP
@@ -828,6 +828,26 @@ upstream_runners_report_upstream_tap() {
 	expect_in "^judge/results: upstream: XFAIL $row/map_populate (the stand-in fails)\$" \
 		"$scratch/stdout" &&
 	expect_in '^2 passed, 0 failed, 1 skipped$' "$scratch/stdout"
+}
+
+# A guest whose runner fails (run_kselftest.sh exits 3: a runner that
+# is not there, a cd that fails) or hangs (stopped at the guest's limit)
+# fails the guest's row with the reason, and the run; the console is
+# clean in both. A runner that loses the command's status in its pipe
+# to the console, or takes a guest stopped at its limit for a clean end,
+# passes them.
+tk upstream_runners_fail_a_runner_that_fails
+upstream_runners_fail_a_runner_that_fails() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	local res=$scratch/ub/upstream
+
+	upstream_install "$fixtures/upstream/map_fixed_noreplace"
+	printf '#!/bin/sh\nexit 3\n' > "$scratch/kselftest/run_kselftest.sh"
+	upstream_runners 1
+	expect_in '^not ok 1 (console and exit) # exit status 3$' "$res/results.ktap"
+	printf '#!/bin/sh\nsleep 600\n' > "$scratch/kselftest/run_kselftest.sh"
+	upstream_runners 1 20
+	expect_in '^not ok 1 (console and exit) # timed out after 20 s$' "$res/results.ktap"
 }
 
 # The console gate on upstream's runners: a test that makes the kernel
