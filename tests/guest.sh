@@ -95,6 +95,26 @@ uml_run_passes_args_stdin_status() {
 	expect_exit 0 "$here/tools/guest/uml-run" --timeout 120 "$scratch/echo" < /dev/null
 }
 
+# --command and --copy, as run/upstream-runners uses them: a shell
+# command in the guest with the runner's stdin, each --copy DIR in the
+# root as /NAME, the command's status the runner's. A runner that gives
+# the command an empty stdin, keeps one --copy of two, or loses the
+# status (the command's output goes through a pipe) fails here.
+tk uml_run_runs_a_command
+uml_run_runs_a_command() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	mkdir -p "$scratch/first-copy" "$scratch/second-copy"
+	echo one > "$scratch/first-copy/a"
+	echo two > "$scratch/second-copy/b"
+	expect_exit 3 "$here/tools/guest/uml-run" --timeout 120 \
+		--copy "$scratch/first-copy" --copy "$scratch/second-copy" \
+		--command 'cat /first-copy/a /second-copy/b; read -r l; echo "stdin: $l"; exit 3' \
+		<<< "from stdin"
+	expect_in '^one$' "$scratch/stdout"
+	expect_in '^two$' "$scratch/stdout"
+	expect_in '^stdin: from stdin$' "$scratch/stdout"
+}
+
 # The guest gives what the ecosystem's suites read (docs/targets.md):
 # the kernel's config in /proc/config.gz and, uncompressed, where
 # KCONFIG_PATH says (LTP's tst_kconfig broke on its absence, then on the

@@ -946,7 +946,9 @@ repros_only_picks_by_title() {
 # A guest that dies in its boot, before the kernel mounts the root
 # (tests/fixtures/fake-uml-panic stands in for the kernel): the
 # reproducer never ran, and its row says so, not that it made the kernel
-# complain; the results model calls it ERROR (it did not complete).
+# complain; the results model calls it ERROR (it did not complete). One
+# that booted and gave no exit status (fake-uml-no-status) is no clean
+# end either.
 t repros_tell_a_boot_that_died
 repros_tell_a_boot_that_died() {
 	local b=$scratch/build res=$scratch/build/repros/results.ktap
@@ -957,7 +959,18 @@ repros_tell_a_boot_that_died() {
 	expect_in '^# kernel: Linux 6.12.0-forklab-stand-in (um)$' "$res" &&
 	expect_in "^not ok 1 clean: fork: a child that touches its parent's memory and exits # no exit status: the guest did not boot (panic: Kernel panic - not syncing: a stand-in kernel that never mounts its root)$" "$res" &&
 	BUILD=$b KUNIT_DIR=$build/src/linux/tools/testing/kunit expect_exit 0 "$here/tools/judge/rows" "$res" &&
-	expect_in "^ERROR clean: fork: a child that touches its parent's memory and exits$" "$scratch/stdout"
+	expect_in "^ERROR clean: fork: a child that touches its parent's memory and exits$" "$scratch/stdout" ||
+		return 1
+	# A boot that mounted its root, then gave no exit status: not clean;
+	# and one whose final taint mask has W (512) set, with no line of
+	# the console naming it: a complaint, read from the mask.
+	ln -sf "$fixtures/fake-uml-no-status" "$b/uml/linux"
+	BUILD=$b ONLY='^fork:' expect_exit 1 timeout -k 5 100 "$here/tools/run/repros" \
+		--limit 30 "$fixtures/repros"
+	expect_in "^not ok 1 clean: fork: a child that touches its parent's memory and exits # no exit status: the guest died (" "$res"
+	FAKE_TAINT=512 BUILD=$b ONLY='^fork:' expect_exit 1 timeout -k 5 100 \
+		"$here/tools/run/repros" --limit 30 "$fixtures/repros"
+	expect_in "^not ok 1 clean: fork: a child that touches its parent's memory and exits # kernel complaint: taint: .*W" "$res"
 }
 
 # Bad input, each one error line before anything is built or booted: no
