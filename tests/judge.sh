@@ -176,7 +176,8 @@ judge_compare() {
 
 # A tool that misses a kind of change, names it for another, pairs a
 # row with the wrong one (the second of a name with the first, a row
-# whose count changed with none), or loses a suite that one run lacks.
+# whose count changed with none, a row of B with two of A), or loses a
+# suite that one run lacks.
 t compare_names_each_kind_of_change
 compare_names_each_kind_of_change() {
 	local p='judge/compare'
@@ -213,6 +214,23 @@ compare_names_each_kind_of_change() {
 		A="$compare_runs/a" B="$compare_runs/b" COMMON=1
 	expect_in "^$p: museum: in A only, not compared\$" "$scratch/stdout"
 	expect_in "^$p: 2 suites: " "$scratch/stdout"
+	# the pairing by a path but for its numbers takes the rows of B the
+	# pairing by path left: A's (1 points) meets B's (3 points), not the
+	# (2 points) that A's (2 points) met
+	local run rows
+	for run in a b; do
+		rows=('ok 1 x (1 points)' 'ok 2 x (2 points)' 'ok 1 prog')
+		[ "$run" = a ] || rows=('ok 1 x (2 points)' 'not ok 2 x (3 points)' 'not ok 1 prog')
+		mkdir -p "$scratch/points-$run/mm-tests" &&
+		printf '%s\n' 'KTAP version 1' '1..1' '    KTAP version 1' '    # Subtest: prog' \
+			'    1..2' "    ${rows[0]}" "    ${rows[1]}" "${rows[2]}" \
+			> "$scratch/points-$run/mm-tests/results.ktap" || return 1
+	done
+	expect_exit 1 judge_compare "A=$scratch/points-a" "B=$scratch/points-b"
+	expect_in "^$p: mm-tests: PASS->FAIL prog/x (3 points) (in A: prog/x (1 points)): A PASS, B FAIL \\[regression\\]\$" \
+		"$scratch/stdout"
+	expect_in "^$p: mm-tests (2 rows in A, 2 rows in B): 1 PASS->FAIL, 0 FAIL->PASS, 0 new, 0 gone, " \
+		"$scratch/stdout"
 }
 
 # Two runs of the same rows (a/ and b/ each against a copy of itself):
@@ -239,7 +257,8 @@ compare_of_identical_runs_is_empty() {
 # The exit status is B's regressions against A: a row B fails that A
 # passed, skipped, failed otherwise or did not have. A run better than
 # A (a row fixed, a row gone, a skip for another reason) is none; a
-# failure that stays is none.
+# failure that stays is none. A pass that B crashed or timed out on
+# (ERROR) is a PASS->FAIL, not a 'failure changed'.
 t compare_fails_on_regressions_only
 compare_fails_on_regressions_only() {
 	[ -f "$results_kunit/kunit_parser.py" ] ||
@@ -260,6 +279,11 @@ compare_fails_on_regressions_only() {
 	change 's/^    not ok 9 same_fail$/    not ok 9 same_fail # timed out after 9 s/' kunit.ktap
 	expect_exit 1 judge_compare "A=$a" "B=$b"
 	expect_in '^judge/compare: kunit: failure changed cmp_suite/same_fail: A FAIL, B ERROR (timed out after 9 s) \[regression\]$' \
+		"$scratch/stdout"
+	# a pass that B crashed or timed out on: PASS->FAIL, as a FAIL is
+	change 's/^    ok 1 unchanged$/    not ok 1 unchanged # timed out after 9 s/' kunit.ktap
+	expect_exit 1 judge_compare "A=$a" "B=$b"
+	expect_in '^judge/compare: kunit: PASS->FAIL cmp_suite/unchanged: A PASS, B ERROR (timed out after 9 s) \[regression\]$' \
 		"$scratch/stdout"
 	change '$a\    KTAP version 1\n    # Subtest: newprog\n    1..1\n    not ok 1 first\nnot ok 2 newprog' \
 		mm-tests/results.ktap
