@@ -372,7 +372,7 @@ compare_refuses_bad_runs() {
 
 # make save: the suite logs of a results folder and the files the model
 # reads beside them (a binary kernel's 'kernel', a chosen run's
-# 'selected') in BUILD/runs/NAME, which A= and B= then name. A name
+# 'selected', an emulated one's 'accel') in BUILD/runs/NAME, which A= and B= then name. A name
 # taken, or one that is no file name, is refused in one line, and
 # nothing is written.
 t save_keeps_a_run_whole
