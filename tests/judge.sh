@@ -450,13 +450,16 @@ compare_takes_a_policys_folder() {
 }
 
 # make differences (CI's comparisons): make check's run against each
-# policy's that make policies left and each other tree's that make check
-# KERNEL=6.1 left, of the suites both have, each JSON in BUILD/compare/;
-# a regression in B is reported, the exit status 0. judge/report then
-# shows each comparison, and make compare's, as a section: per suite the
-# counts, each changed row, a PASS->FAIL marked failed and a FAIL->PASS
-# passed. A report without the section, one that shows a regression as a
-# pass, or a step that fails CI on what a policy changes fails here.
+# policy's that make policies left (always, skip-shared) and each other
+# tree's that make check KERNEL=6.1 left, of the suites both have, each
+# JSON in BUILD/compare/, an earlier one there gone; a regression in B is
+# reported, the exit status 0; a comparison judge/compare could not make
+# (no kunit_parser.py) is exit 1. judge/report then shows each
+# comparison, and make compare's, as a section: per suite the counts,
+# each changed row, a PASS->FAIL marked failed and a FAIL->PASS passed.
+# A report without the section, one that shows a regression as a pass,
+# a step that fails CI on what a policy changes, or one that passes it
+# when a comparison was not made fails here.
 t differences_are_reported_and_shown
 differences_are_reported_and_shown() {
 	[ -f "$results_kunit/kunit_parser.py" ] ||
@@ -464,17 +467,19 @@ differences_are_reported_and_shown() {
 	local dir=$scratch/differences-build
 	rm -rf "$dir"
 	cp -a "$fixtures/results/build" "$dir" &&
+	cp -a "$dir/policies/always" "$dir/policies/skip-shared" &&
 	sed -i 's/^    ok 1 plain_case$/    not ok 1 plain_case/' "$dir/policies/always/kunit.ktap" &&
-	mkdir -p "$dir/6.1/mm-tests" &&
+	mkdir -p "$dir/compare" "$dir/6.1/mm-tests" &&
+	echo '{}' > "$dir/compare/policy-gone.json" &&
 	cp "$dir/kunit.ktap" "$dir/6.1/" &&
 	sed 's/^    ok 2 second$/    not ok 2 second/' "$dir/mm-tests/results.ktap" \
 		> "$dir/6.1/mm-tests/results.ktap" || return 1
 	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/differences" || return 1
-	expect_in '^judge/differences: 2 comparisons, 2 with a regression in B ' "$scratch/stdout" &&
+	expect_in '^judge/differences: 3 comparisons, 2 with a regression in B ' "$scratch/stdout" &&
 	expect_in '^judge/compare: mm-tests: PASS->FAIL prog/second: A PASS, B FAIL \[regression\]$' \
 		"$scratch/stdout" &&
 	expect_in '^judge/compare: tools: in A only, not compared$' "$scratch/stdout" || return 1
-	[ "$(cd "$dir/compare" && echo *)" = 'policy-always.json tree-6.1.json' ] ||
+	[ "$(cd "$dir/compare" && echo *)" = 'policy-always.json policy-skip-shared.json tree-6.1.json' ] ||
 		fail "BUILD/compare/: $(ls "$dir/compare")" || return 1
 	# make compare's, the other way round: a fix
 	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/compare" --common \
@@ -487,7 +492,7 @@ assert '<h2 id="compare">' in page, 'no section'
 part = page.split('<h2 id="compare">', 1)[1].split('<h2 ', 1)[0]
 titles = re.findall(r'<h3>(.*?)</h3>', part)
 assert titles == ['make compare', 'make differences: policy-always',
-		  'make differences: tree-6.1'], titles
+		  'make differences: policy-skip-shared', 'make differences: tree-6.1'], titles
 rows = {}
 for block in part.split('<h3>')[1:]:
 	title = block.split('</h3>')[0]
@@ -508,6 +513,11 @@ PY
 	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 1 "$here/tools/judge/report" &&
 	one_line_stderr &&
 	[ ! -e "$dir/report/index.html" ] || fail "a page with a broken comparison was written"
+	# comparisons judge/compare cannot make: exit 1, each one's error line
+	BUILD=$dir KUNIT_DIR=$scratch/none expect_exit 1 "$here/tools/judge/differences" &&
+	[ "$(grep -c '^judge/compare: error: ' "$scratch/stderr")" = 3 ] ||
+		fail "want 3 error lines, got: $(cat "$scratch/stderr")"
+	expect_in '^judge/differences: 0 comparisons, ' "$scratch/stdout"
 }
 
 scan() { "$here/tools/judge/console-scan" "$@"; }
