@@ -176,7 +176,8 @@ judge_compare() {
 
 # A tool that misses a kind of change, names it for another, pairs a
 # row with the wrong one (the second of a name with the first, a row
-# whose count changed with none), or loses a suite that one run lacks.
+# whose count changed with none, a row of B with two of A), or loses a
+# suite that one run lacks.
 t compare_names_each_kind_of_change
 compare_names_each_kind_of_change() {
 	local p='judge/compare'
@@ -213,6 +214,23 @@ compare_names_each_kind_of_change() {
 		A="$compare_runs/a" B="$compare_runs/b" COMMON=1
 	expect_in "^$p: museum: in A only, not compared\$" "$scratch/stdout"
 	expect_in "^$p: 2 suites: " "$scratch/stdout"
+	# the pairing by a path but for its numbers takes the rows of B the
+	# pairing by path left: A's (1 points) meets B's (3 points), not the
+	# (2 points) that A's (2 points) met
+	local run rows
+	for run in a b; do
+		rows=('ok 1 x (1 points)' 'ok 2 x (2 points)' 'ok 1 prog')
+		[ "$run" = a ] || rows=('ok 1 x (2 points)' 'not ok 2 x (3 points)' 'not ok 1 prog')
+		mkdir -p "$scratch/points-$run/mm-tests" &&
+		printf '%s\n' 'KTAP version 1' '1..1' '    KTAP version 1' '    # Subtest: prog' \
+			'    1..2' "    ${rows[0]}" "    ${rows[1]}" "${rows[2]}" \
+			> "$scratch/points-$run/mm-tests/results.ktap" || return 1
+	done
+	expect_exit 1 judge_compare "A=$scratch/points-a" "B=$scratch/points-b"
+	expect_in "^$p: mm-tests: PASS->FAIL prog/x (3 points) (in A: prog/x (1 points)): A PASS, B FAIL \\[regression\\]\$" \
+		"$scratch/stdout"
+	expect_in "^$p: mm-tests (2 rows in A, 2 rows in B): 1 PASS->FAIL, 0 FAIL->PASS, 0 new, 0 gone, " \
+		"$scratch/stdout"
 }
 
 # Two runs of the same rows (a/ and b/ each against a copy of itself):
@@ -239,7 +257,8 @@ compare_of_identical_runs_is_empty() {
 # The exit status is B's regressions against A: a row B fails that A
 # passed, skipped, failed otherwise or did not have. A run better than
 # A (a row fixed, a row gone, a skip for another reason) is none; a
-# failure that stays is none.
+# failure that stays is none. A pass that B crashed or timed out on
+# (ERROR) is a PASS->FAIL, not a 'failure changed'.
 t compare_fails_on_regressions_only
 compare_fails_on_regressions_only() {
 	[ -f "$results_kunit/kunit_parser.py" ] ||
@@ -260,6 +279,11 @@ compare_fails_on_regressions_only() {
 	change 's/^    not ok 9 same_fail$/    not ok 9 same_fail # timed out after 9 s/' kunit.ktap
 	expect_exit 1 judge_compare "A=$a" "B=$b"
 	expect_in '^judge/compare: kunit: failure changed cmp_suite/same_fail: A FAIL, B ERROR (timed out after 9 s) \[regression\]$' \
+		"$scratch/stdout"
+	# a pass that B crashed or timed out on: PASS->FAIL, as a FAIL is
+	change 's/^    ok 1 unchanged$/    not ok 1 unchanged # timed out after 9 s/' kunit.ktap
+	expect_exit 1 judge_compare "A=$a" "B=$b"
+	expect_in '^judge/compare: kunit: PASS->FAIL cmp_suite/unchanged: A PASS, B ERROR (timed out after 9 s) \[regression\]$' \
 		"$scratch/stdout"
 	change '$a\    KTAP version 1\n    # Subtest: newprog\n    1..1\n    not ok 1 first\nnot ok 2 newprog' \
 		mm-tests/results.ktap
@@ -348,7 +372,7 @@ compare_refuses_bad_runs() {
 
 # make save: the suite logs of a results folder and the files the model
 # reads beside them (a binary kernel's 'kernel', a chosen run's
-# 'selected') in BUILD/runs/NAME, which A= and B= then name. A name
+# 'selected', an emulated one's 'accel') in BUILD/runs/NAME, which A= and B= then name. A name
 # taken, or one that is no file name, is refused in one line, and
 # nothing is written.
 t save_keeps_a_run_whole
@@ -426,13 +450,16 @@ compare_takes_a_policys_folder() {
 }
 
 # make differences (CI's comparisons): make check's run against each
-# policy's that make policies left and each other tree's that make check
-# KERNEL=6.1 left, of the suites both have, each JSON in BUILD/compare/;
-# a regression in B is reported, the exit status 0. judge/report then
-# shows each comparison, and make compare's, as a section: per suite the
-# counts, each changed row, a PASS->FAIL marked failed and a FAIL->PASS
-# passed. A report without the section, one that shows a regression as a
-# pass, or a step that fails CI on what a policy changes fails here.
+# policy's that make policies left (always, skip-shared) and each other
+# tree's that make check KERNEL=6.1 left, of the suites both have, each
+# JSON in BUILD/compare/, an earlier one there gone; a regression in B is
+# reported, the exit status 0; a comparison judge/compare could not make
+# (no kunit_parser.py) is exit 1. judge/report then shows each
+# comparison, and make compare's, as a section: per suite the counts,
+# each changed row, a PASS->FAIL marked failed and a FAIL->PASS passed.
+# A report without the section, one that shows a regression as a pass,
+# a step that fails CI on what a policy changes, or one that passes it
+# when a comparison was not made fails here.
 t differences_are_reported_and_shown
 differences_are_reported_and_shown() {
 	[ -f "$results_kunit/kunit_parser.py" ] ||
@@ -440,17 +467,19 @@ differences_are_reported_and_shown() {
 	local dir=$scratch/differences-build
 	rm -rf "$dir"
 	cp -a "$fixtures/results/build" "$dir" &&
+	cp -a "$dir/policies/always" "$dir/policies/skip-shared" &&
 	sed -i 's/^    ok 1 plain_case$/    not ok 1 plain_case/' "$dir/policies/always/kunit.ktap" &&
-	mkdir -p "$dir/6.1/mm-tests" &&
+	mkdir -p "$dir/compare" "$dir/6.1/mm-tests" &&
+	echo '{}' > "$dir/compare/policy-gone.json" &&
 	cp "$dir/kunit.ktap" "$dir/6.1/" &&
 	sed 's/^    ok 2 second$/    not ok 2 second/' "$dir/mm-tests/results.ktap" \
 		> "$dir/6.1/mm-tests/results.ktap" || return 1
 	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/differences" || return 1
-	expect_in '^judge/differences: 2 comparisons, 2 with a regression in B ' "$scratch/stdout" &&
+	expect_in '^judge/differences: 3 comparisons, 2 with a regression in B ' "$scratch/stdout" &&
 	expect_in '^judge/compare: mm-tests: PASS->FAIL prog/second: A PASS, B FAIL \[regression\]$' \
 		"$scratch/stdout" &&
 	expect_in '^judge/compare: tools: in A only, not compared$' "$scratch/stdout" || return 1
-	[ "$(cd "$dir/compare" && echo *)" = 'policy-always.json tree-6.1.json' ] ||
+	[ "$(cd "$dir/compare" && echo *)" = 'policy-always.json policy-skip-shared.json tree-6.1.json' ] ||
 		fail "BUILD/compare/: $(ls "$dir/compare")" || return 1
 	# make compare's, the other way round: a fix
 	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/compare" --common \
@@ -463,7 +492,7 @@ assert '<h2 id="compare">' in page, 'no section'
 part = page.split('<h2 id="compare">', 1)[1].split('<h2 ', 1)[0]
 titles = re.findall(r'<h3>(.*?)</h3>', part)
 assert titles == ['make compare', 'make differences: policy-always',
-		  'make differences: tree-6.1'], titles
+		  'make differences: policy-skip-shared', 'make differences: tree-6.1'], titles
 rows = {}
 for block in part.split('<h3>')[1:]:
 	title = block.split('</h3>')[0]
@@ -484,6 +513,11 @@ PY
 	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 1 "$here/tools/judge/report" &&
 	one_line_stderr &&
 	[ ! -e "$dir/report/index.html" ] || fail "a page with a broken comparison was written"
+	# comparisons judge/compare cannot make: exit 1, each one's error line
+	BUILD=$dir KUNIT_DIR=$scratch/none expect_exit 1 "$here/tools/judge/differences" &&
+	[ "$(grep -c '^judge/compare: error: ' "$scratch/stderr")" = 3 ] ||
+		fail "want 3 error lines, got: $(cat "$scratch/stderr")"
+	expect_in '^judge/differences: 0 comparisons, ' "$scratch/stdout"
 }
 
 scan() { "$here/tools/judge/console-scan" "$@"; }

@@ -26,23 +26,34 @@ mutate() {
 
 # make repeat: every boot is made, and each row whose verdict changed
 # between them is named with the runs of each verdict (the stand-in's
-# 'flaky row' fails in run 4 of 5); the run fails. A repeat that stops
-# at the first failed boot, or names no row, fails here.
+# 'flaky row' fails in run 4 of 5 and is absent from run 5, its 'late
+# row' is in run 5 only); the run fails. A boot that failed (exit 1)
+# with the others' KTAP fails it too, named. A repeat that stops at the
+# first failed boot, names no row, takes an absent row for a verdict,
+# or forgets a failed boot fails here.
 t repeat_names_rows_that_changed_verdict
 repeat_names_rows_that_changed_verdict() {
 	stand_in_tree
 	BUILD=$scratch/build RUN_KUNIT=$fixtures/fake-repeat-kunit \
 		expect_exit 1 "$here/tools/run/repeat" 5 &&
-	expect_in '^judge/compare: row fake_suite/flaky row: PASS in runs 1-3, 5, FAIL in run 4$' \
+	expect_in '^judge/compare: row fake_suite/flaky row: PASS in runs 1-3, FAIL in run 4, absent in run 5$' \
 		"$scratch/stdout" &&
-	expect_in '^judge/compare: 5 boots, 1 row changed verdict between them$' "$scratch/stdout" &&
-	expect_in '^run/repeat: 5 runs, 2 distinct result(s)' "$scratch/stdout" &&
+	expect_in '^judge/compare: row fake_suite/late row: absent in runs 1-4, PASS in run 5$' \
+		"$scratch/stdout" &&
+	expect_in '^judge/compare: 5 boots, 2 rows changed verdict between them$' "$scratch/stdout" &&
+	expect_in '^run/repeat: 5 runs, 3 distinct result(s)' "$scratch/stdout" &&
 	expect_in '^run/repeat: run 4 failed; see ' "$scratch/stderr" || return 1
 	! grep -q 'steady row' "$scratch/stdout" || fail "a steady row named: $(cat "$scratch/stdout")"
 	# three boots that agree: nothing named, exit 0
 	BUILD=$scratch/build RUN_KUNIT=$fixtures/fake-repeat-kunit \
 		expect_exit 0 "$here/tools/run/repeat" 3 &&
-	expect_in '^judge/compare: 3 boots, 0 rows changed verdict between them$' "$scratch/stdout"
+	expect_in '^judge/compare: 3 boots, 0 rows changed verdict between them$' "$scratch/stdout" || return 1
+	# the same KTAP, but boot 2 failed: exit 1, the boot named
+	BUILD=$scratch/build RUN_KUNIT=$fixtures/fake-repeat-kunit FAKE_REPEAT_FAIL=run2 \
+		expect_exit 1 "$here/tools/run/repeat" 3 &&
+	expect_in '^judge/compare: 3 boots, 0 rows changed verdict between them$' "$scratch/stdout" &&
+	expect_in '^run/repeat: 3 runs, 1 distinct result(s)' "$scratch/stdout" &&
+	expect_in '^run/repeat: run 2 failed; see ' "$scratch/stderr"
 }
 
 # Killed, survived, equivalent: each reported as such, and a survivor fails
