@@ -41,7 +41,7 @@ repeat_names_rows_that_changed_verdict() {
 	expect_in '^judge/compare: row fake_suite/late row: absent in runs 1-4, PASS in run 5$' \
 		"$scratch/stdout" &&
 	expect_in '^judge/compare: 5 boots, 2 rows changed verdict between them$' "$scratch/stdout" &&
-	expect_in '^run/repeat: 5 runs, 3 distinct result(s)' "$scratch/stdout" &&
+	expect_in '^run/repeat: 5 runs, 3 distinct result(s), [0-9]* to [0-9]* ok lines a run$' "$scratch/stdout" &&
 	expect_in '^run/repeat: run 4 failed; see ' "$scratch/stderr" || return 1
 	! grep -q 'steady row' "$scratch/stdout" || fail "a steady row named: $(cat "$scratch/stdout")"
 	# three boots that agree: nothing named, exit 0
@@ -52,7 +52,7 @@ repeat_names_rows_that_changed_verdict() {
 	BUILD=$scratch/build RUN_KUNIT=$fixtures/fake-repeat-kunit FAKE_REPEAT_FAIL=run2 \
 		expect_exit 1 "$here/tools/run/repeat" 3 &&
 	expect_in '^judge/compare: 3 boots, 0 rows changed verdict between them$' "$scratch/stdout" &&
-	expect_in '^run/repeat: 3 runs, 1 distinct result(s)' "$scratch/stdout" &&
+	expect_in '^run/repeat: 3 runs, 1 distinct result(s), [0-9]* ok lines each$' "$scratch/stdout" &&
 	expect_in '^run/repeat: run 2 failed; see ' "$scratch/stderr"
 }
 
