@@ -6,7 +6,8 @@
 # Sourced by tests/run (t, tk, expect_exit, ... are its).
 
 # Bad input: one error line, exit 125 (not a status PROG could have), and
-# nothing booted. --shell takes no PROG, and a terminal.
+# nothing booted. --shell takes no PROG, and a terminal; --command no
+# PROG, nor --shell; --copy no directory named as one the root has.
 tk uml_run_rejects_bad_input
 uml_run_rejects_bad_input() {
 	static_fixture echo &&
@@ -23,12 +24,20 @@ uml_run_rejects_bad_input() {
 	expect_exit 125 "$here/tools/guest/uml-run" --shell "$scratch/echo" && one_line_stderr &&
 	expect_in 'runs a shell, not' "$scratch/stderr" &&
 	expect_exit 125 "$here/tools/guest/uml-run" --shell < /dev/null && one_line_stderr &&
-	expect_in 'needs a terminal' "$scratch/stderr"
+	expect_in 'needs a terminal' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/uml-run" --shell --command true < /dev/null &&
+	one_line_stderr && expect_in 'give one of them' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/uml-run" --command true "$scratch/echo" &&
+	one_line_stderr && expect_in 'runs a command, not' "$scratch/stderr" &&
+	mkdir -p "$scratch/bin" &&
+	expect_exit 125 "$here/tools/guest/uml-run" --copy "$scratch/bin/" "$scratch/echo" &&
+	one_line_stderr && expect_in 'its name is one the root has already' "$scratch/stderr"
 }
 
 # qemu-run (the same script, booting x86_64 under QEMU): the same refusals,
 # and its own: a bad --mem, --gcov / (only UML writes its .gcda files
-# itself, beside the objects), no x86_64 kernel. Its boots run in 'make check ARCH=x86_64'.
+# itself, beside the objects), no x86_64 kernel, an accelerator that is
+# neither kvm nor tcg (any file as the kernel: nothing boots). Its boots run in 'make check ARCH=x86_64'.
 t qemu_run_rejects_bad_input
 qemu_run_rejects_bad_input() {
 	static_fixture echo &&
@@ -44,7 +53,9 @@ qemu_run_rejects_bad_input() {
 	expect_exit 125 "$here/tools/guest/qemu-run" --initrd "$scratch/none" "$scratch/echo" &&
 	one_line_stderr && expect_in 'none: no such file' "$scratch/stderr" &&
 	expect_exit 125 "$here/tools/guest/uml-run" --initrd "$scratch/echo" "$scratch/echo" &&
-	one_line_stderr && expect_in 'boots no initramfs' "$scratch/stderr"
+	one_line_stderr && expect_in 'boots no initramfs' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/qemu-run" --under kmv --kernel "$scratch/echo" "$scratch/echo" &&
+	one_line_stderr && expect_in "accelerator 'kmv': want kvm or tcg" "$scratch/stderr"
 }
 
 # Debian's binary kernel (tools/setup/binary-kernel debian): downloaded,

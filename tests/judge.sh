@@ -754,7 +754,8 @@ results_kunit=$build/src/linux/tools/testing/kunit
 
 # results_on [FIXTURE LOG]...: a fresh copy of the fixture build dir with
 # each LOG in it replaced by tests/fixtures/results/FIXTURE, then
-# tools/judge/results on it.
+# tools/judge/results on it, against tests/fixtures/results/expect or the
+# expectations file a test names (results_expect).
 results_on() {
 	local dir=$scratch/results-build
 
@@ -767,7 +768,7 @@ results_on() {
 	# No quarantine unless a test names one (results_quarantine).
 	: > "$scratch/no-quarantine"
 	BUILD=$dir KUNIT_DIR=$results_kunit "$here/tools/judge/results" \
-		--expect "$fixtures/results/expect" \
+		--expect "${results_expect:-$fixtures/results/expect}" \
 		--quarantine "${results_quarantine:-$scratch/no-quarantine}"
 }
 
@@ -884,7 +885,14 @@ results_reports_quarantined_rows() {
 	expect_in '^judge/results: mm-tests: 4 passed, 0 failed, 0 skipped$' "$scratch/stdout" &&
 	expect_in '^judge/results: mm-tests: QUARANTINED prog/second passed (quarantined: 2026-12-07 fails on a loaded host (fixture)): it may leave the quarantine$' \
 		"$scratch/stdout" &&
-	results_total_is '19 passed, 0 failed, 0 skipped'
+	results_total_is '19 passed, 0 failed, 0 skipped' || return 1
+	# the line holds in its own suite: the row failing under another
+	# policy (mm-tests-always), where nobody quarantined it, fails
+	expect_exit 1 results_on mm-tests-failed-row.ktap mm-tests/results.ktap \
+		mm-tests-always-failed-row.ktap policies/always/results.ktap &&
+	expect_in '^judge/results: mm-tests: 3 passed, 0 failed, 0 skipped, 1 quarantined$' "$scratch/stdout" &&
+	expect_in '^judge/results: mm-tests-always: FAIL prog/second$' "$scratch/stdout" &&
+	results_total_is '17 passed, 1 failed, 0 skipped, 1 quarantined'
 }
 
 # A quarantine line without a reason, without a date, naming a row the
@@ -906,7 +914,35 @@ results_refuses_a_bad_quarantine_line() {
 			expect_in ':1: mm-tests-nowhere: no such suite' "$scratch/stderr" || return 1
 	done
 	printf '%s\n' 'mm-tests: prog/third # 2026-12-07 flaky' > "$scratch/quarantine" &&
-	expect_exit 2 results_on && expect_in ':1: mm-tests: no row prog/third in this run$' "$scratch/stderr"
+	expect_exit 2 results_on && expect_in ':1: mm-tests: no row prog/third in this run$' "$scratch/stderr" &&
+	# one row, two lines: which date and reason hold?
+	printf '%s\n' 'mm-tests: prog/second # 2026-12-07 flaky' \
+		'mm-tests: prog/second # 2026-12-08 slow' > "$scratch/quarantine" &&
+	expect_exit 2 results_on mm-tests-failed-row.ktap mm-tests/results.ktap &&
+	one_line_stderr && expect_in ':2: mm-tests: prog/second quarantined a second time' "$scratch/stderr"
+}
+
+# An expected failure (configs/expected's 'ROW # XFAIL WHY') covers a
+# failure, not a row that did not complete: the listed row timing out is
+# an ERROR and fails the run. 'ROW # XFAIL' without a reason is refused:
+# one error line, exit 2. A model that gives XFAIL to a hang, or takes
+# an expected failure nobody said why of, fails here.
+t results_xfail_covers_only_a_failure
+results_xfail_covers_only_a_failure() {
+	local results_expect=$scratch/expect
+
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	sed 's|^prog/second$|& # XFAIL needs what the fixture lacks|' "$fixtures/results/expect" \
+		> "$results_expect" &&
+	expect_exit 0 results_on mm-tests-failed-row.ktap mm-tests/results.ktap &&
+	expect_in '^judge/results: mm-tests: XFAIL prog/second (needs what the fixture lacks)$' "$scratch/stdout" &&
+	expect_exit 1 results_on mm-tests-timed-out-row.ktap mm-tests/results.ktap &&
+	expect_in '^judge/results: mm-tests: ERROR prog/second (timed out after 30 s (its limit))$' "$scratch/stdout" &&
+	results_total_is '18 passed, 1 failed, 0 skipped' &&
+	sed -i 's|^prog/second # XFAIL .*|prog/second # XFAIL|' "$results_expect" &&
+	expect_exit 2 results_on mm-tests-failed-row.ktap mm-tests/results.ktap &&
+	one_line_stderr && expect_in "'ROW # XFAIL WHY'" "$scratch/stderr"
 }
 
 # A tool that lets a vanished row lower 'passed' unnoticed: a row of
@@ -1321,7 +1357,7 @@ export_on() {
 		shift 2
 	done
 	BUILD=$dir KUNIT_DIR=$results_kunit "$here/tools/judge/export" --out "$scratch/out" \
-		--expect "$fixtures/results/expect" "$@"
+		--expect "${results_expect:-$fixtures/results/expect}" "$@"
 }
 
 # schema_valid SCHEMA FILE: the vendored JSON schema tools/judge/schemas/
@@ -1386,6 +1422,30 @@ export_writes_junit_and_kcidb() {
 	kcidb_valid "$kcidb" 2> /dev/null || fail "a MISS document does not validate"
 }
 
+# export_skips_second MESSAGE STATUS VERDICT [OPTION...]: judge/export
+# (export_on, with OPTIONs) of the fixture build whose prog/second fails:
+# both documents valid, prog/second a JUnit skip (no failure) whose
+# message starts MESSAGE, KCIDB's STATUS with misc's verdict VERDICT.
+export_skips_second() {
+	local message=$1 status=$2 verdict=$3 junit=$scratch/out/junit.xml kcidb=$scratch/out/kcidb.json
+	shift 3
+	expect_exit 0 export_on mm-tests-failed-row.ktap mm-tests/results.ktap "$@" &&
+	xmllint --noout --schema "$here/tools/judge/schemas/junit-10.xsd" "$junit" 2> /dev/null &&
+	kcidb_valid "$kcidb" 2> /dev/null || fail "the documents do not validate" || return 1
+	python3 - "$junit" "$kcidb" "$message" "$status" "$verdict" <<'PY' ||
+import json, sys, xml.etree.ElementTree as ET
+junit, kcidb, message, status, verdict = sys.argv[1:]
+case = [c for c in ET.parse(junit).iter('testcase')
+	if c.get('classname') == 'mm-tests.prog' and c.get('name') == 'second'][0]
+skip = case.find('skipped')
+assert skip is not None and case.find('failure') is None, ET.tostring(case)
+assert skip.get('message').startswith(message), skip.get('message')
+test = [t for t in json.load(open(kcidb))['tests'] if t['path'] == 'mm_tests.prog.second'][0]
+assert test['status'] == status and test['misc']['verdict'] == verdict, test
+PY
+		fail "prog/second is not reported as $verdict"
+}
+
 # A quarantined row that failed: a JUnit skip whose message says
 # QUARANTINED and why, KCIDB's FAIL with the quarantine in misc, and the
 # HTML page's quarantined column and list; one that passed: its
@@ -1398,20 +1458,9 @@ export_shows_quarantined_rows() {
 	local junit=$scratch/out/junit.xml kcidb=$scratch/out/kcidb.json dir=$scratch/results-build
 	printf '%s\n' 'mm-tests: prog/second # 2026-12-07 fails on a loaded host (fixture)' \
 		> "$scratch/quarantine"
-	expect_exit 0 export_on mm-tests-failed-row.ktap mm-tests/results.ktap --quarantine "$scratch/quarantine" &&
-	xmllint --noout --schema "$here/tools/judge/schemas/junit-10.xsd" "$junit" 2> /dev/null &&
-	kcidb_valid "$kcidb" 2> /dev/null || fail "the documents do not validate" || return 1
-	python3 - "$junit" "$kcidb" <<'PY' || fail "the quarantined failure is not reported as such"
-import json, sys, xml.etree.ElementTree as ET
-case = [c for c in ET.parse(sys.argv[1]).iter('testcase')
-	if c.get('classname') == 'mm-tests.prog' and c.get('name') == 'second'][0]
-skip = case.find('skipped')
-assert skip is not None and case.find('failure') is None, ET.tostring(case)
-assert skip.get('message').startswith('QUARANTINED (FAIL; quarantined: 2026-12-07 fails on'), skip.get('message')
-test = [t for t in json.load(open(sys.argv[2]))['tests'] if t['path'] == 'mm_tests.prog.second'][0]
-assert test['status'] == 'FAIL' and test['misc']['verdict'] == 'QUARANTINED', test
-assert test['misc']['quarantine'].startswith('2026-12-07 fails on'), test
-PY
+	export_skips_second 'QUARANTINED (FAIL; quarantined: 2026-12-07 fails on' FAIL QUARANTINED \
+		--quarantine "$scratch/quarantine" &&
+	expect_in '"quarantine": "2026-12-07 fails on' "$kcidb" || return 1
 	cp "$scratch/out/junit.xml" "$dir/junit.xml" &&
 	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/report" &&
 	expect_in '<td>mm-tests.prog</td><td>1</td><td>0</td><td>0</td><td>1</td><td>0</td>' "$dir/report/index.html" &&
@@ -1424,6 +1473,20 @@ PY
 	cp "$scratch/out/junit.xml" "$dir/junit.xml" &&
 	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/report" &&
 	expect_in '<ul class="freed">' "$dir/report/index.html"
+}
+
+# An expected failure (configs/expected's 'ROW # XFAIL WHY'): KCIDB's
+# SKIP with misc's verdict XFAIL, and a JUnit skip whose message says
+# XFAIL and why; neither a pass nor a failure. An export that shows it
+# as a pass, or drops its reason, fails here.
+t export_shows_expected_failures
+export_shows_expected_failures() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local results_expect=$scratch/expect
+	sed 's|^prog/second$|& # XFAIL needs what the fixture lacks|' "$fixtures/results/expect" \
+		> "$results_expect" &&
+	export_skips_second 'XFAIL: needs what the fixture lacks' SKIP XFAIL
 }
 
 # The accelerator QEMU ran under (run/kunit's and run/mm-tests' 'accel'

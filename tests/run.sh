@@ -1015,8 +1015,10 @@ bisect_git() {
 
 # A tiny git history, no kernel: run/bisect refuses bad input before it
 # builds anything, with one error line and the clone untouched. A bisect
-# that took an unknown row, a GOOD that is not BAD's ancestor or no
-# KERNEL_SRC would start a bisect that means nothing.
+# that took an unknown row, an exhibit of another target, a GOOD that is
+# not BAD's ancestor or is BAD, or no KERNEL_SRC would start a bisect that
+# means nothing; one that took a KERNEL_SRC inside its own directory
+# would rewrite the user's tree.
 t bisect_rejects_bad_input
 bisect_rejects_bad_input() {
 	local repo=$scratch/tiny dir=$scratch/bisect row
@@ -1043,6 +1045,22 @@ bisect_rejects_bad_input() {
 	done
 	KERNEL_SRC=$repo expect_exit 1 "$here/tools/run/bisect" HEAD~1 nosuchrev 01-fork-copies-every-vma &&
 		expect_in 'BAD=nosuchrev is not a commit' "$scratch/stderr" && one_line_stderr
+	# GOOD and BAD one commit, by two names: nothing to bisect. (A
+	# BISECT_DIR below a file: a bisect that took them stops there,
+	# before it builds anything.)
+	KERNEL_SRC=$repo BISECT_DIR=$repo/file/bisect expect_exit 1 "$here/tools/run/bisect" \
+		HEAD "$(git -C "$repo" rev-parse HEAD)" 01-fork-copies-every-vma &&
+		expect_in 'GOOD and BAD are the same commit' "$scratch/stderr" && one_line_stderr
+	# A KERNEL_SRC inside BISECT_DIR (the clone there is made anew), and
+	# an exhibit whose Targets: line has not this target: refused before
+	# the revisions are looked at.
+	KERNEL_SRC=$repo BISECT_DIR=$scratch expect_exit 1 "$here/tools/run/bisect" \
+		HEAD HEAD~1 01-fork-copies-every-vma &&
+		expect_in "KERNEL_SRC=$repo is inside .*, which bisect rewrites" "$scratch/stderr" &&
+		one_line_stderr
+	ARCH=um KERNEL_SRC=$repo expect_exit 1 "$here/tools/run/bisect" HEAD HEAD~1 21-hugetlb-child-pte-writable &&
+		expect_in 'that exhibit does not run on um (its Targets: line)' "$scratch/stderr" &&
+		one_line_stderr
 	KERNEL_SRC=$scratch/none expect_exit 1 "$here/tools/run/bisect" HEAD~1 HEAD fork_bits &&
 		one_line_stderr
 	expect_exit 2 "$here/tools/run/bisect" HEAD~1 HEAD && one_line_stderr
