@@ -27,6 +27,9 @@ uml_run_rejects_bad_input() {
 	expect_in 'needs a terminal' "$scratch/stderr" &&
 	expect_exit 125 "$here/tools/guest/uml-run" --shell --command true < /dev/null &&
 	one_line_stderr && expect_in 'give one of them' "$scratch/stderr" &&
+	expect_exit 125 "$here/tools/guest/uml-run" --shell --gdb-x "$scratch/echo" < /dev/null &&
+	one_line_stderr && expect_in '^guest/uml-run: error: --gdb and --shell both want the terminal' \
+		"$scratch/stderr" &&
 	expect_exit 125 "$here/tools/guest/uml-run" --command true "$scratch/echo" &&
 	one_line_stderr && expect_in 'runs a command, not' "$scratch/stderr" &&
 	mkdir -p "$scratch/bin" &&
