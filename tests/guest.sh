@@ -237,6 +237,34 @@ pane_tail() {
 	cat "$scratch/shell.err" 2> /dev/null || true
 }
 
+# pane_start LIMIT RUNNER ARG...: RUNNER ARG... in a detached tmux
+# session of its own ($tmux; a server of its own), as a user at a
+# terminal runs it: its stderr in shell.err, its exit status in shell.rc
+# of the scratch directory. The session stays LIMIT s after the runner
+# ends, for the pane to be read (guest_shell_end ends it).
+pane_start() {
+	local limit=$1
+
+	shift
+	rm -f "$scratch/shell.rc" "$scratch/shell.err"
+	"${tmux[@]}" new-session -d -x 200 -y 50 "$(printf '%q ' env BUILD="$build" "$@")2> \
+		$(printf '%q' "$scratch/shell.err"); echo \$? > $(printf '%q' "$scratch/shell.rc"); \
+		sleep $limit"
+}
+
+# pane_exit LIMIT: the runner pane_start started has ended within LIMIT
+# s; its exit status (else fail).
+pane_exit() {
+	local i
+
+	for ((i = 0; i < $1 * 5; i++)); do
+		[ ! -s "$scratch/shell.rc" ] || break
+		sleep 0.2
+	done
+	[ -s "$scratch/shell.rc" ] || fail "the runner still runs $1 s after it was told to end: $(pane_tail)"
+	cat "$scratch/shell.rc"
+}
+
 # guest_shell_end TMUX...: guest_shell's session ended, its run's
 # directory removed.
 guest_shell_end() {
@@ -258,18 +286,15 @@ guest_shell_end() {
 # typed), ran the shell on the host, mounted no /proc, or hung at
 # poweroff fails here.
 guest_shell() {
-	local runner=$1 image=$2 limit=$3 banner kept='' left i
+	local runner=$1 image=$2 limit=$3 banner kept='' left i rc
 	local -a tmux=(tmux -S "$scratch/tmux.sock")
 	command -v tmux > /dev/null || { skip "no tmux (make deps installs it)"; return; }
 	banner=$(kernel_banner "$image")
 	[ -n "$banner" ] || fail "no release and build number in $image"
 	# Whatever stops the test, the session goes (SIGHUP ends the
 	# runner), and the run's directory.
-	rm -f "$scratch/shell.rc" "$scratch/shell.err"
 	trap 'guest_shell_end "${tmux[@]}"' EXIT
-	"${tmux[@]}" new-session -d -x 200 -y 50 "$(printf '%q ' env BUILD="$build" \
-		"$runner" --shell --keep --timeout $((limit * 4)))2> $(printf '%q' \
-		"$scratch/shell.err"); echo \$? > $(printf '%q' "$scratch/shell.rc")"
+	pane_start "$limit" "$runner" --shell --keep --timeout $((limit * 4))
 	pane_shows '^forklab-[a-z0-9_]*:/tmp# $' "$limit"
 	"${tmux[@]}" send-keys 'cat /proc/version; echo forklab-$((6*7))' Enter
 	pane_shows '^forklab-42$' 30
@@ -280,13 +305,8 @@ guest_shell() {
 	expect_in "^Linux version ${banner% *} .* ${banner#* } " "$scratch/pane"
 	expect_in '^forklab-42$' "$scratch/pane"
 	"${tmux[@]}" send-keys 'poweroff' Enter
-	for ((i = 0; i < limit * 5; i++)); do
-		[ ! -s "$scratch/shell.rc" ] || break
-		sleep 0.2
-	done
-	[ -s "$scratch/shell.rc" ] || fail "the runner still runs $limit s after poweroff: $(pane_tail)"
-	[ "$(cat "$scratch/shell.rc")" = 0 ] ||
-		fail "exit $(cat "$scratch/shell.rc") after poweroff, want 0: $(cat "$scratch/shell.err")"
+	rc=$(pane_exit "$limit")
+	[ "$rc" = 0 ] || fail "exit $rc after poweroff, want 0: $(cat "$scratch/shell.err")"
 	kept=$(sed -n 's|^guest/[a-z]*-run: kept ||p' "$scratch/shell.err")
 	[ -d "$kept" ] || fail "no run directory kept: $(cat "$scratch/shell.err")"
 	# The pattern from a file: grep's own command line must not match it.
@@ -362,22 +382,19 @@ qemu_run_breaks_in_copy_page_range() {
 # breakpoint in copy_page_range() for fork-shared-rw's vma is hit on
 # 'continue' and its end printed, 'detach' lets the guest finish, and
 # after 'quit' the runner prints the program's output and exits with its
-# status (the session stays, for the pane to be read). A runner that gives gdb no terminal, lets the guest run before
+# status. A runner that gives gdb no terminal, lets the guest run before
 # the prompt (the fork over), or loses the program once gdb quits fails
 # here.
 guest_gdb_at_a_terminal() {
-	local runner=$1 image=$2 limit=$3 i
+	local runner=$1 image=$2 limit=$3 rc
 	local -a tmux=(tmux -S "$scratch/tmux.sock")
 
 	command -v gdb > /dev/null || { skip "no gdb (make deps installs it)"; return; }
 	command -v tmux > /dev/null || { skip "no tmux (make deps installs it)"; return; }
 	static_fixture fork-shared-rw
-	rm -f "$scratch/shell.rc" "$scratch/shell.err"
 	trap 'guest_shell_end "${tmux[@]}"' EXIT
-	"${tmux[@]}" new-session -d -x 200 -y 50 "$(printf '%q ' env BUILD="$build" \
-		"$runner" --kernel "$image" --timeout $((limit * 4)) --gdb \
-		"$scratch/fork-shared-rw")2> $(printf '%q' "$scratch/shell.err"); \
-		echo \$? > $(printf '%q' "$scratch/shell.rc"); sleep $limit"
+	pane_start "$limit" "$runner" --kernel "$image" --timeout $((limit * 4)) --gdb \
+		"$scratch/fork-shared-rw"
 	pane_shows '^(gdb) $' "$limit"
 	"${tmux[@]}" send-keys 'break copy_page_range if src_vma->vm_start == 0x10000000' Enter
 	pane_shows '^Breakpoint 1 at ' 30
@@ -389,12 +406,8 @@ guest_gdb_at_a_terminal() {
 	pane_shows '^\[Inferior 1 (.*) detached\]$' 30
 	"${tmux[@]}" send-keys 'quit' Enter
 	pane_shows '^forked with a shared page at 0x10000000$' "$limit"
-	for ((i = 0; i < limit * 5; i++)); do
-		[ ! -s "$scratch/shell.rc" ] || break
-		sleep 0.2
-	done
-	[ "$(cat "$scratch/shell.rc" 2> /dev/null)" = 0 ] ||
-		fail "exit '$(cat "$scratch/shell.rc" 2> /dev/null)' after quit, want 0: $(pane_tail)"
+	rc=$(pane_exit "$limit")
+	[ "$rc" = 0 ] || fail "exit $rc after quit, want 0: $(pane_tail)"
 }
 
 tk uml_run_gdb_at_a_terminal

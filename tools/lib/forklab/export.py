@@ -57,11 +57,12 @@ ORIGIN = 'forklab'
 # The suites of a target, each its JUnit classname prefix and KCIDB path
 # root; their logs are the table's ([results] logs).
 SUITES = [('kunit', 'kunit'), ('mm-tests', 'mm_tests'), ('upstream', 'upstream')]
-# The suites a target need not have run: make upstream-runners'.
-OPTIONAL = {'upstream'}
 # make repros' rows, when it ran: the reproducers of a folder of the
 # user's, judged without expectations (a testsuite per reproducer).
 REPROS = ('repros', 'repros')
+# The suites a target need not have run: make upstream-runners' and
+# make repros'.
+OPTIONAL = {'upstream', REPROS[0]}
 
 
 def suite_logs():
@@ -289,7 +290,7 @@ def main():
 	# A binary kernel (KERNEL=debian) and a tree without the series have
 	# no KUnit suites of forklab's.
 	suites = [s for s in suite_logs() if s[0] != 'kunit' or t['kunit']]
-	suites = [s for s in suites if s[0] not in OPTIONAL | {REPROS[0]} or
+	suites = [s for s in suites if s[0] not in OPTIONAL or
 		  os.path.isfile(os.path.join(res, s[2]))]
 	if t['initrd']:
 		# A binary kernel: its package is the checkout and the build.
