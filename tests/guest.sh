@@ -224,7 +224,7 @@ kernel_banner() {
 pane_shows() {
 	local i
 	for ((i = 0; i < $2 * 5; i++)); do
-		! "${tmux[@]}" capture-pane -p -J -S - 2> /dev/null | grep -q -- "$1" || return 0
+		! grep -q -- "$1" <<< "$("${tmux[@]}" capture-pane -p -J -S - 2> /dev/null)" || return 0
 		sleep 0.2
 	done
 	fail "no '$1' on the terminal in $2 s: $(pane_tail)"

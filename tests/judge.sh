@@ -554,7 +554,7 @@ console_scan_fails_every_kind() {
 		n=$(sed -n "s|^judge/console-scan: $f:\([0-9]*\): $kind: .*|\1|p" "$scratch/stdout" | head -n 1)
 		[ -n "$n" ] || { fail "$kind.log: no '$kind' line in: $(cat "$scratch/stdout")"; return; }
 		text=$(sed -n "s|^judge/console-scan: $f:$n: $kind: ||p" "$scratch/stdout" | head -n 1)
-		sed -n "${n}p" "$f" | grep -qF -- "$text" ||
+		grep -qF -- "$text" <<< "$(sed -n "${n}p" "$f")" ||
 			{ fail "$kind.log:$n is not the line of '$text'"; return; }
 	done
 }
@@ -1309,7 +1309,7 @@ live_reports_name_each_fix_its_tree_and_its_runs() {
 	for req in "$out"/stable/6.1.y/*.patch; do
 		expect_in '^  forklab 6.1.192 (x86_64, with this patch): PASS$' "$req" &&
 		! grep -q '6\.12' "$req" || fail "$(basename "$req"): another tree's run: $(grep -n '6\.12' "$req")"
-		tr '\n' ' ' < "$req" | grep -q 'is missing from linux-image-6.1.0-57-amd64 6.1.192-3\. ' ||
+		grep -q 'is missing from linux-image-6.1.0-57-amd64 6.1.192-3\. ' <<< "$(tr '\n' ' ' < "$req")" ||
 			fail "$(basename "$req"): 'missing from' names another kernel"
 	done
 	req=$out/stable/6.1.y/0018-mm-userfaultfd-fix-uninitialized-output-field-for-EA.patch
@@ -1414,7 +1414,7 @@ export_writes_junit_and_kcidb() {
 	BUILD=$scratch/results-build KUNIT_DIR=$results_kunit GATE_SPEC=$fixtures/gate/spec \
 		expect_exit 0 "$here/tools/judge/export" --out "$scratch/out" &&
 	expect_in '"path": "coverage.decide.branches"' "$kcidb" &&
-	grep -A 3 '"number"' "$kcidb" | grep -q '"value": 100.0' &&
+	grep -q '"value": 100.0' <<< "$(grep -A 3 '"number"' "$kcidb")" &&
 	kcidb_valid "$kcidb" 2> /dev/null || fail "coverage tests missing or invalid"
 	# No user-space log: its guest never ran.
 	expect_exit 0 export_on none mm-tests/results.ktap &&
@@ -1468,7 +1468,7 @@ export_shows_quarantined_rows() {
 	# passed while quarantined
 	expect_exit 0 export_on --quarantine "$scratch/quarantine" &&
 	expect_in '<system-out>QUARANTINED row passed (quarantined: 2026-12-07 fails' "$junit" &&
-	grep -A 3 '"path": "mm_tests.prog.second"' "$kcidb" | grep -q '"status": "PASS"' ||
+	grep -q '"status": "PASS"' <<< "$(grep -A 3 '"path": "mm_tests.prog.second"' "$kcidb")" ||
 		fail "a passing quarantined row is not PASS" || return 1
 	cp "$scratch/out/junit.xml" "$dir/junit.xml" &&
 	BUILD=$dir KUNIT_DIR=$results_kunit expect_exit 0 "$here/tools/judge/report" &&
