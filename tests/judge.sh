@@ -1235,6 +1235,45 @@ museum_report_reads_every_exhibit() {
 		fail "a column or line says what no run did: $(grep -i 'unmodified [0-9]\|^- \[.*) on ' "$scratch/stdout")"
 }
 
+# The kernels without the series, as their last runs left them (each
+# RES/museum: version, clean.tsv): a column each, named as the run named
+# the kernel; a failure on one is a live bug of that kernel, in its cell
+# and in the list. A row of another target says n/a in every column of
+# an x86_64 kernel, and its exhibit is no live bug there even when a
+# clean.tsv older than its Targets: line holds a failure. A reproducer
+# the tree has no program for ("none") is no live bug either, nor a
+# failure on forklab's kernel of a tree the exhibit is not reverted on.
+t museum_report_lists_the_live_bugs_of_the_kernels_that_ran
+museum_report_lists_the_live_bugs_of_the_kernels_that_ran() {
+	local deb=$scratch/build/debian/museum as_is=$scratch/build/unpatched/x86_64/museum
+	local forklab=$scratch/build/x86_64/museum
+	local kernel='linux-image-6.1.0-99-amd64 6.1.200-1'
+
+	rm -rf "$scratch/build" && mkdir -p "$deb" "$as_is" "$forklab" &&
+	printf '53-6.1-hugetlb-uffd-wp-kept-without-event-fork\tnone\tno program here\n' \
+		> "$forklab/clean.tsv" &&
+	echo "$kernel" > "$deb/version" &&
+	printf '%s\t%s\t%s\n' \
+		01-fork-copies-every-vma 1 'exit 1: a run before its Targets: said um' \
+		30-hugetlb-early-cow-copy-writable 1 'exit 1: not ok 1 the child wrote to the page' \
+		53-6.1-hugetlb-uffd-wp-kept-without-event-fork none 'no program uffd_hugetlb_fork' \
+		> "$deb/clean.tsv" &&
+	echo "Linux 6.12.117 without forklab's series (/src/as-is)" > "$as_is/version" &&
+	printf '30-hugetlb-early-cow-copy-writable\t0\tclean: 1 ok\n' > "$as_is/clean.tsv" &&
+	expect_exit 0 env BUILD="$scratch/build" "$here/tools/judge/museum-report" &&
+	expect_in "| Linux 6.12.117 without forklab's series (/src/as-is) | Linux 6.1 without the series | $kernel | s |\$" \
+		"$scratch/stdout" &&
+	expect_in '^| \[01-fork-copies-every-vma\].* | um | 6\.12[0-9.]* | .* | n/a | n/a | n/a | *|$' "$scratch/stdout" &&
+	expect_in '^| \[30-hugetlb-early-cow-copy-writable\].* | x86_64 | 6\.12[0-9.]* | .* | clean | not run | LIVE BUG: exit 1: not ok 1 the child wrote to the page | *|$' \
+		"$scratch/stdout" &&
+	expect_in '^| \[53-6.1-hugetlb-uffd-wp-kept-without-event-fork\].* | no program here | not run | not run | not run | no program uffd_hugetlb_fork | *|$' \
+		"$scratch/stdout" &&
+	expect_in "^- \[30-hugetlb-early-cow-copy-writable\](#30-hugetlb-early-cow-copy-writable) (.*) on $kernel: exit 1: not ok 1 the child wrote to the page\$" \
+		"$scratch/stdout" || return 1
+	[ "$(grep -c '^- \[.*) on ' "$scratch/stdout")" = 1 ] ||
+		fail "want 30 as the only live bug: $(grep '^- \[.*) on ' "$scratch/stdout")"
+}
+
 # judge/live-reports on a binary kernel's run with two live rows of one
 # fix (and its program's exit status, no row of its own) and forklab's
 # runs of the tree (x86_64 and UML): a 6.1.y request from the tree's
