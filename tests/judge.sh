@@ -1424,6 +1424,37 @@ kcidb_valid() {
 	schema_valid kcidb-v5.3.json "$1"
 }
 
+# A binary kernel's run (KERNEL=debian): KCIDB's checkout and build are
+# its image package, at the version the package file names (beside the
+# image, as tools/setup/binary-kernel writes it), and JUnit names that
+# kernel; nothing is exported under a tree forklab builds.
+t export_names_a_binary_kernel_for_its_package
+export_names_a_binary_kernel_for_its_package() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local dir=$scratch/binary-export kcidb=$scratch/binary-export/debian/kcidb.json
+	local junit=$scratch/binary-export/debian/junit.xml
+
+	rm -rf "$dir" && mkdir -p "$dir/debian/mm-tests" "$dir/binaries/debian" &&
+	cp "$fixtures/results/build/mm-tests/results.ktap" "$dir/debian/mm-tests/" &&
+	echo tcg > "$dir/debian/mm-tests/accel" &&
+	echo 'linux-image-6.1.0-99-amd64 6.1.200-1' > "$dir/binaries/debian/package" &&
+	sed 's/^\[mm-tests\]$/[mm-tests mm-tests-debian]/' "$fixtures/results/expect" \
+		> "$scratch/expect-debian" &&
+	BUILD=$dir KERNEL=debian ARCH=x86_64 KUNIT_DIR=$results_kunit \
+		expect_exit 0 "$here/tools/judge/export" --expect "$scratch/expect-debian" &&
+	kcidb_valid "$kcidb" 2> "$scratch/kcidb" || fail "kcidb.json does not validate: $(cat "$scratch/kcidb")"
+	expect_in '"tree_name": "linux-image-6.1.0-99-amd64",' "$kcidb" &&
+	expect_in '"config_name": "linux-image-6.1.0-99-amd64",' "$kcidb" &&
+	expect_in '"kernel_version": "6.1.200",' "$kcidb" &&
+	expect_in '"package_version": "6.1.200-1"' "$kcidb" &&
+	expect_in '"id": "forklab:linux-image-6.1.0-99-amd64_6.1.200-1",' "$kcidb" &&
+	expect_in '"path": "mm_tests.prog.second"' "$kcidb" &&
+	expect_in '<testsuites name="forklab x86_64 (QEMU under tcg) Linux 6.1.200" ' "$junit" || return 1
+	! grep -q 'linux-source\|"kunit' "$kcidb" ||
+		fail "a tree's name or forklab's KUnit in a binary kernel's export: $(grep -n 'linux-source\|"kunit' "$kcidb")"
+}
+
 t export_writes_junit_and_kcidb
 export_writes_junit_and_kcidb() {
 	[ -f "$results_kunit/kunit_parser.py" ] ||
