@@ -437,11 +437,16 @@ accel_falls_back_to_tcg() {
 	rm -rf "$kept"
 	: > "$scratch/accel.err"
 	# accel_of DEVICE [TARGET]: the accelerator chosen and the
-	# emulator's words, on one line.
+	# emulator's words, on one line; chosen as the tools choose it, in
+	# a bash of its own under set -euo pipefail (here, in a list, a
+	# failed command would not end it).
 	accel_of() {
-		(export top_build=$kept prog=tests/accel KVM_DEVICE=$1
-		 target "${2:-x86_64}" 0 && accel_choose "$scratch/no-kernel" &&
-		 echo "${target_accel:-none} ${target_emulator_args[*]}") 2>> "$scratch/accel.err"
+		BUILD=$kept KVM_DEVICE=$1 bash -c 'set -euo pipefail
+			. "$1/tools/lib/forklab.sh"; prog=tests/accel
+			target "$2" 0
+			accel_choose "$3"
+			echo "${target_accel:-none} ${target_emulator_args[*]}"' \
+			tests/accel "$here" "${2:-x86_64}" "$scratch/no-kernel" 2>> "$scratch/accel.err"
 	}
 	[[ "$(accel_of /dev/null)" = 'tcg '*tcg* ]] || fail "/dev/null: $(accel_of /dev/null)" || return 1
 	[[ "$(accel_of /dev/null)" != *'{accel}'* ]] || fail "{accel} left in the words" || return 1
