@@ -158,12 +158,26 @@ uml_run_kills_a_hang() {
 	expect_in 'hang: timed out after 5s; UML killed' "$scratch/stderr" || return 1
 	kept=$(sed -n 's|^guest/uml-run: kept ||p' "$scratch/stderr")
 	[ -d "$kept" ] || { fail "uml-run --keep did not say where the run was"; return; }
-	sleep 1
-	# The pattern from a file: grep's own command line must not match it.
 	echo "hostfs=$kept" > "$scratch/pattern"
-	left=$(grep -lasF -f "$scratch/pattern" /proc/[0-9]*/cmdline) || true
+	left=$(left_after "$scratch/pattern" 5)
 	rm -rf "$kept"
-	[ -z "$left" ] || fail "UML processes of $kept still run: $left"
+	[ -z "$left" ] || fail "UML processes of $kept still run 5 s after: $left"
+}
+
+# left_after PATTERN_FILE SECONDS: the processes whose command line has
+# the pattern (from a file: grep's own command line must not match it)
+# when none is left, at once, or after SECONDS. grep's status is not
+# read: a process that exits between the glob and grep's open of its
+# cmdline makes grep exit 2, whatever it found.
+left_after() {
+	local i left
+
+	for ((i = 0; i < $2 * 5; i++)); do
+		left=$(grep -lasF -f "$1" /proc/[0-9]*/cmdline || :)
+		[ -n "$left" ] || return 0
+		sleep 0.2
+	done
+	echo "$left"
 }
 
 # guest_gate RUNNER: the console gate on a real kernel. A program that
@@ -286,7 +300,7 @@ guest_shell_end() {
 # typed), ran the shell on the host, mounted no /proc, or hung at
 # poweroff fails here.
 guest_shell() {
-	local runner=$1 image=$2 limit=$3 banner kept='' left i rc
+	local runner=$1 image=$2 limit=$3 banner kept='' left rc
 	local -a tmux=(tmux -S "$scratch/tmux.sock")
 	command -v tmux > /dev/null || { skip "no tmux (make deps installs it)"; return; }
 	banner=$(kernel_banner "$image")
@@ -309,13 +323,9 @@ guest_shell() {
 	[ "$rc" = 0 ] || fail "exit $rc after poweroff, want 0: $(cat "$scratch/shell.err")"
 	kept=$(sed -n 's|^guest/[a-z]*-run: kept ||p' "$scratch/shell.err")
 	[ -d "$kept" ] || fail "no run directory kept: $(cat "$scratch/shell.err")"
-	# The pattern from a file: grep's own command line must not match it.
 	echo "$kept" > "$scratch/pattern"
 	rm -rf "$kept"
-	for ((i = 0; i < 25; i++)); do
-		left=$(grep -lasF -f "$scratch/pattern" /proc/[0-9]*/cmdline) || break
-		sleep 0.2
-	done
+	left=$(left_after "$scratch/pattern" 5)
 	[ -z "$left" ] || fail "processes of the run still there 5 s after it ended: $left"
 }
 
@@ -366,7 +376,7 @@ guest_gdb() {
 tk uml_run_breaks_in_copy_page_range
 uml_run_breaks_in_copy_page_range() {
 	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
-	guest_gdb "$here/tools/guest/uml-run" "$kernel" 60
+	guest_gdb "$here/tools/guest/uml-run" "$kernel" 180
 }
 
 # The same on QEMU's gdb stub, when the x86_64 kernel is built.
@@ -374,7 +384,7 @@ tk qemu_run_breaks_in_copy_page_range
 qemu_run_breaks_in_copy_page_range() {
 	local image
 	x86_64_image || return
-	guest_gdb "$here/tools/guest/qemu-run" "$image" 120
+	guest_gdb "$here/tools/guest/qemu-run" "$image" 300
 }
 
 # --gdb: gdb's own prompt on the user's terminal (a tmux session, as
@@ -413,14 +423,14 @@ guest_gdb_at_a_terminal() {
 tk uml_run_gdb_at_a_terminal
 uml_run_gdb_at_a_terminal() {
 	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
-	guest_gdb_at_a_terminal "$here/tools/guest/uml-run" "$kernel" 60
+	guest_gdb_at_a_terminal "$here/tools/guest/uml-run" "$kernel" 180
 }
 
 tk qemu_run_gdb_at_a_terminal
 qemu_run_gdb_at_a_terminal() {
 	local image
 	x86_64_image || return
-	guest_gdb_at_a_terminal "$here/tools/guest/qemu-run" "$image" 120
+	guest_gdb_at_a_terminal "$here/tools/guest/qemu-run" "$image" 300
 }
 
 # accel_choose (tools/lib/forklab.sh), which qemu-run, run/kunit and
