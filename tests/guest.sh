@@ -91,6 +91,41 @@ debian_binary_kernel_boots_with_its_modules() {
 	expect_in '^missing /proc/config.gz' "$scratch/stdout"
 }
 
+# A download that fails on package lists older than the mirror (a 404:
+# the distribution's kernel updated since) reads the lists again and
+# downloads once more; a download that fails again is one error line and
+# leaves nothing. apt-get here is a stand-in (APT_GET) that fails until
+# 'update'.
+t binary_kernel_reads_the_package_lists_again
+binary_kernel_reads_the_package_lists_again() {
+	local bin=$scratch/apt-bin out=$scratch/binary-lists
+
+	rm -rf "$bin" "$out"* "$scratch/apt-updated" "$scratch/apt-broken" && mkdir -p "$bin" &&
+	cat > "$bin/apt-get" <<EOF || return 1
+#!/bin/sh
+case "\$1" in
+update) touch "$scratch/apt-updated" ;;
+download)
+	[ -f "$scratch/apt-updated" ] && [ ! -f "$scratch/apt-broken" ] || {
+		echo "E: Failed to fetch http://deb.debian.org/debian/pool/main/l/linux-signed-amd64/\${3}_1_amd64.deb  404  Not Found [IP: 192.0.2.1 80]"
+		exit 100; }
+	echo 'not a package' > "\${3}_2_amd64.deb" ;;
+esac
+EOF
+	chmod +x "$bin/apt-get" &&
+	APT_GET=$bin/apt-get expect_exit 1 "$here/tools/setup/binary-kernel" --out "$out" debian &&
+	[ -f "$scratch/apt-updated" ] || fail "a failed download did not read the package lists again" ||
+		return 1
+	# The second download's .deb was taken (it is no package: dpkg-deb
+	# says so).
+	one_line_stderr && expect_in 'not a package' "$scratch/stderr" || return 1
+	touch "$scratch/apt-broken" &&
+	APT_GET=$bin/apt-get expect_exit 1 "$here/tools/setup/binary-kernel" --out "$out" debian &&
+	one_line_stderr && expect_in 'apt-get download .* failed: E: Failed to fetch .* 404 ' "$scratch/stderr" ||
+		return 1
+	! compgen -G "$out*" > /dev/null || fail "a failed download left $(ls -d "$out"*)"
+}
+
 # The program gets its arguments, its stdin and the command line; its
 # stdout, stderr and exit status come back. A runner that dropped any of
 # them, or always exited 0, fails here.
