@@ -1228,6 +1228,7 @@ museum_report_reads_every_exhibit() {
 		"$scratch/stdout" &&
 	expect_in '^- Live in, as the exhibit says (not a result of this run): ' "$scratch/stdout" &&
 	expect_in "^None known: no kernel without forklab's series has run" "$scratch/stdout" &&
+	! grep -q "accelerator in these runs" "$scratch/stdout" &&
 	# Candidates a run did not confirm, from museum/not-shown.md.
 	expect_in '^## Candidates not shown$' "$scratch/stdout" &&
 	expect_in '^- \*\*fork_file_thp: a file THP still allocated' "$scratch/stdout"
@@ -1252,7 +1253,7 @@ museum_report_lists_the_live_bugs_of_the_kernels_that_ran() {
 	rm -rf "$scratch/build" && mkdir -p "$deb" "$as_is" "$forklab" &&
 	printf '53-6.1-hugetlb-uffd-wp-kept-without-event-fork\tnone\tno program here\n' \
 		> "$forklab/clean.tsv" &&
-	echo "$kernel" > "$deb/version" &&
+	echo "$kernel" > "$deb/version" && echo tcg > "$deb/accel" && echo kvm > "$forklab/accel" &&
 	printf '%s\t%s\t%s\n' \
 		01-fork-copies-every-vma 1 'exit 1: a run before its Targets: said um' \
 		30-hugetlb-early-cow-copy-writable 1 'exit 1: not ok 1 the child wrote to the page' \
@@ -1269,6 +1270,10 @@ museum_report_lists_the_live_bugs_of_the_kernels_that_ran() {
 	expect_in '^| \[53-6.1-hugetlb-uffd-wp-kept-without-event-fork\].* | no program here | not run | not run | not run | no program uffd_hugetlb_fork | *|$' \
 		"$scratch/stdout" &&
 	expect_in "^- \[30-hugetlb-early-cow-copy-writable\](#30-hugetlb-early-cow-copy-writable) (.*) on $kernel: exit 1: not ok 1 the child wrote to the page\$" \
+		"$scratch/stdout" &&
+	# Each QEMU run's accelerator, as it recorded it; the runs that
+	# recorded none (6.12 without the series here) are not named.
+	expect_in "^QEMU's accelerator in these runs: forklab 6\.12[0-9.]* on x86_64: kvm; $kernel: tcg\.\$" \
 		"$scratch/stdout" || return 1
 	[ "$(grep -c '^- \[.*) on ' "$scratch/stdout")" = 1 ] ||
 		fail "want 30 as the only live bug: $(grep '^- \[.*) on ' "$scratch/stdout")"

@@ -370,7 +370,7 @@ museum_runs_the_other_trees_reproducers() {
 t museum_runs_reproducers_without_the_series
 museum_runs_reproducers_without_the_series() {
 	local dir=$scratch/museum-x86_64 res=$scratch/build/unpatched/x86_64 p
-	rm -rf "$scratch/build" "$dir"
+	rm -rf "$scratch/build" "$dir" "$scratch/under"
 	mkdir -p "$dir" "$res/kernel/arch/x86/boot" "$scratch/build/unpatched/src" &&
 	cp -a "$fixtures/tree" "$scratch/build/unpatched/src/linux" &&
 	echo "dir /src/as-is" > "$scratch/build/unpatched/src/linux.from" &&
@@ -379,7 +379,16 @@ museum_runs_reproducers_without_the_series() {
 		sed '/^Targets:/d; 1a Targets: x86_64' "$p" > "$dir/${p##*/}" || return 1
 	done
 	SERIES=none ARCH=x86_64 RUN_GUEST=$fixtures/fake-guest MUSEUM_REPORT=$scratch/MUSEUM.md \
+		KVM_DEVICE=/dev/null FAKE_GUEST_UNDER=$scratch/under \
 		BUILD=$scratch/build MUSEUM=$dir expect_exit 0 "$here/tools/run/museum" &&
+	# The accelerator chosen (no KVM device: tcg), the boots told it,
+	# and the report says it.
+	[ "$(cat "$res/museum/accel" 2> /dev/null)" = tcg ] &&
+	[ "$(cat "$scratch/under" 2> /dev/null)" = tcg ] ||
+		fail "want tcg recorded and given to the boots: $(cat "$res/museum/accel" "$scratch/under")" ||
+		return 1
+	expect_in "^QEMU's accelerator in these runs: Linux 6\.12[0-9.]* without forklab's series (/src/as-is): tcg\.\$" \
+		"$scratch/MUSEUM.md" &&
 	expect_in "4 of 8 reproducers show their bug on Linux 6.12.117 without forklab's series (/src/as-is)" \
 		"$scratch/stdout" &&
 	expect_in '^05-skips	skip	' "$res/museum/clean.tsv" &&

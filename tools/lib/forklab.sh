@@ -564,9 +564,11 @@ run_reproducer() {
 
 	read -r -a words <<< "$(reproducer "$1")"
 	cmdline=$(sed -n 's/^Reproducer-cmdline: *//p' "$1" | head -n 1)
-	# A binary kernel boots with its initramfs (KERNEL=debian).
+	# A binary kernel boots with its initramfs (KERNEL=debian); QEMU
+	# under the accelerator the caller chose (accel_choose), if it did.
 	"${RUN_GUEST:-$target_runner}" --kernel "$2" --cmdline "$cmdline" \
 		${target_initrd:+--initrd "$target_initrd"} \
+		${target_accel:+--under "$target_accel"} \
 		"$(reproducer_program "${words[0]}")" "${words[@]:1}" > "$3" 2>&1
 }
 

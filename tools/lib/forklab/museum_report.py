@@ -7,8 +7,9 @@ per exhibit, target and tree it is reverted on, a column per tree for
 its reproducer on forklab's kernel of that tree, and a column per
 kernel without forklab's series (each tree's source built with
 SERIES=none, each binary kernel: their last 'make museum'), named as
-that run named the kernel. "Live bugs" lists the reproducers that fail
-on those kernels. What a target's last run did not reach says "not
+that run named the kernel; then the accelerator each QEMU run recorded
+(RES/museum/accel). "Live bugs" lists the reproducers that fail on
+those kernels. What a target's last run did not reach says "not
 run"; results are those of the last run, whatever the exhibits said
 then.
 
@@ -77,6 +78,16 @@ def tsv(path):
 	return rows
 
 
+def accel(d):
+	"""QEMU's accelerator a run recorded in its museum directory
+	(kvm, tcg), '' for none (UML, or not run)."""
+	try:
+		with open(os.path.join(d, 'accel')) as f:
+			return f.read().strip()
+	except OSError:
+		return ''
+
+
 def tree_version(tree, runs_dirs):
 	"""The version the tree's last museum run wrote (RES/museum/version),
 	else the prepared tree's, else the tree's name."""
@@ -103,11 +114,11 @@ def unmodified(clean, name, reverted_there):
 
 
 def without_series(trees):
-	"""[(name, target, museum directory)] of the kernels forklab runs
-	without its series: each tree's source built as it is (SERIES=none)
-	on each target that builds one, then each binary kernel; name is
-	what the kernel's last run wrote (RES/museum/version), else what
-	would run."""
+	"""[(name, target, clean.tsv's rows, accelerator)] of the kernels
+	forklab runs without its series: each tree's source built as it is
+	(SERIES=none) on each target that builds one, then each binary
+	kernel; name is what the kernel's last run wrote (RES/museum/
+	version), else what would run."""
 	tab = table.load()
 	runs = []
 	for tree in trees:
@@ -127,7 +138,7 @@ def without_series(trees):
 				name = f.read().strip() or name
 		except OSError:
 			pass
-		out.append((name, target, tsv(os.path.join(d, 'clean.tsv'))))
+		out.append((name, target, tsv(os.path.join(d, 'clean.tsv')), accel(d)))
 	return out
 
 
@@ -155,11 +166,12 @@ def main():
 	if not exhibits:
 		forklab.die(PROG, f'no exhibit in {museum}')
 	TREES = table.trees()
-	runs, dirs = {}, {tree: [] for tree in TREES}
+	runs, dirs, accels = {}, {tree: [] for tree in TREES}, []
 	for tree in TREES:
 		for name, arch, sanitize in forklab.targets(PROG, tree):
 			d = os.path.join(forklab.target(PROG, arch, sanitize, tree, '')['res'], 'museum')
 			dirs[tree].append(d)
+			accels.append((name, tree, accel(d)))
 			runs[name, tree] = (tsv(os.path.join(d, 'results.tsv')),
 					    tsv(os.path.join(d, 'clean.tsv')))
 	versions = {tree: tree_version(tree, dirs[tree]) for tree in TREES}
@@ -189,7 +201,7 @@ def main():
 	       # (backports included), not an unmodified Debian kernel.
 	       '| exhibit | upstream fix | year | CVE | target | tree | caught by | reproducer shows | '
 	       + ''.join(f'forklab {v[t]} | ' for t in TREES)
-	       + ''.join(f'{cell(name)} | ' for name, _, _ in plain) + 's |',
+	       + ''.join(f'{cell(name)} | ' for name, _, _, _ in plain) + 's |',
 	       '|---------|--------------|------|-----|--------|------|-----------|------------------|'
 	       + '------|' * (len(TREES) + len(plain)) + '---|']
 	details, live = [], []
@@ -220,9 +232,9 @@ def main():
 					   f'{versions[tree]} | {cell(caught)} | {cell(shows)} | '
 					   + ''.join(f'{cell(c)} | ' for c in cleans)
 					   + ''.join(f'{cell(as_is(clean, name) if target == arch else "n/a")} | '
-						     for _, target, clean in plain)
+						     for _, target, clean, _ in plain)
 					   + f'{secs} |')
-		for kernel, target, clean in plain:
+		for kernel, target, clean, _ in plain:
 			if target in targets and as_is(clean, name).startswith('LIVE BUG'):
 				live.append(f'- [{name}](#{name}) ({cell(fixes)}) on {kernel}: '
 					    f'{cell(clean[name][1])}')
@@ -243,11 +255,18 @@ def main():
 		if text:
 			details += ['', text]
 		details += ['']
+	# The accelerator each QEMU run booted its reproducers under, as the
+	# run recorded it (RES/museum/accel): nothing a row shows may
+	# depend on it, and the reader can check that.
+	under = [f'forklab {versions[tree]} on {name}: {a}' for name, tree, a in accels if a] + \
+		[f'{cell(kernel)}: {a}' for kernel, _, _, a in plain if a]
+	if under:
+		out += ['', 'QEMU\'s accelerator in these runs: ' + '; '.join(under) + '.']
 	out += ['', '## Live bugs', '',
 		'The reproducers that failed on a kernel without forklab\'s series in',
 		'its last run, with that kernel as the run named it: a bug the kernel',
 		'has. A later kernel with the fix leaves this list by itself.', '']
-	ran = [kernel for kernel, _, clean in plain if clean]
+	ran = [kernel for kernel, _, clean, _ in plain if clean]
 	if live:
 		out += live
 	elif ran:
