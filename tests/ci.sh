@@ -266,5 +266,10 @@ ci_share_takes_the_change_and_a_rotating_shard() {
 	expect_exit 2 "$share" --count many &&
 	one_line_stderr &&
 	expect_exit 2 "$share" --list --run nosuch &&
-	one_line_stderr
+	one_line_stderr &&
+	# A run's whole name (not a prefix of one), any run of the table's.
+	expect_exit 2 "$share" --list --run mutate --changed '' --count 0 &&
+	one_line_stderr &&
+	expect_exit 0 "$share" --list --run museum-um --changed '' --count 0 &&
+	expect_in '^museum-um ' "$scratch/stdout"
 }

@@ -95,30 +95,51 @@ debian_binary_kernel_boots_with_its_modules() {
 # the distribution's kernel updated since) reads the lists again and
 # downloads once more; a download that fails again is one error line and
 # leaves nothing. apt-get here is a stand-in (APT_GET) that fails until
-# 'update'.
+# 'update', and talks as apt-get does (its progress on stdout, its errors
+# on stderr); another package's .deb beside the download is not taken.
 t binary_kernel_reads_the_package_lists_again
 binary_kernel_reads_the_package_lists_again() {
 	local bin=$scratch/apt-bin out=$scratch/binary-lists
 
-	rm -rf "$bin" "$out"* "$scratch/apt-updated" "$scratch/apt-broken" && mkdir -p "$bin" &&
+	rm -rf "$bin" "$out"* "$scratch/apt-"* "$scratch/stand-in-deb" && mkdir -p "$bin" &&
+	# The package served: a real one, with neither an image nor a
+	# Depends: naming one.
+	mkdir -p "$scratch/stand-in-deb/DEBIAN" &&
+	printf '%s\n' 'Package: linux-image-amd64' 'Version: 2' 'Architecture: amd64' \
+		'Maintainer: forklab <forklab@localhost>' 'Description: no image' \
+		> "$scratch/stand-in-deb/DEBIAN/control" &&
+	dpkg-deb --build "$scratch/stand-in-deb" "$scratch/apt-served.deb" > /dev/null &&
 	cat > "$bin/apt-get" <<EOF || return 1
 #!/bin/sh
 case "\$1" in
 update) touch "$scratch/apt-updated" ;;
 download)
 	[ -f "$scratch/apt-updated" ] && [ ! -f "$scratch/apt-broken" ] || {
-		echo "E: Failed to fetch http://deb.debian.org/debian/pool/main/l/linux-signed-amd64/\${3}_1_amd64.deb  404  Not Found [IP: 192.0.2.1 80]"
+		echo "E: Failed to fetch http://deb.debian.org/debian/pool/main/l/linux-signed-amd64/\${3}_1_amd64.deb  404  Not Found [IP: 192.0.2.1 80]" >&2
 		exit 100; }
-	echo 'not a package' > "\${3}_2_amd64.deb" ;;
+	echo "Get:1 http://deb.debian.org/debian bookworm/main amd64 \$3 amd64 2 [14 B]"
+	if [ -f "$scratch/apt-garbage" ]; then
+		echo 'not a package' > "\${3}_2_amd64.deb"
+	else
+		cp "$scratch/apt-served.deb" "\${3}_2_amd64.deb"
+	fi
+	echo 'not a package' > "zz-other_1_amd64.deb" ;;
 esac
 EOF
 	chmod +x "$bin/apt-get" &&
 	APT_GET=$bin/apt-get expect_exit 1 "$here/tools/setup/binary-kernel" --out "$out" debian &&
 	[ -f "$scratch/apt-updated" ] || fail "a failed download did not read the package lists again" ||
 		return 1
-	# The second download's .deb was taken (it is no package: dpkg-deb
-	# says so).
-	one_line_stderr && expect_in 'not a package' "$scratch/stderr" || return 1
+	# The second download's .deb was taken, and read: it names no image.
+	one_line_stderr &&
+	expect_in 'linux-image-amd64: neither an image nor a metapackage naming one' "$scratch/stderr" ||
+		return 1
+	# A download that is no package: dpkg-deb says so, in one line.
+	touch "$scratch/apt-garbage" &&
+	APT_GET=$bin/apt-get expect_exit 1 "$here/tools/setup/binary-kernel" --out "$out" debian &&
+	one_line_stderr &&
+	expect_in '/deb/linux-image-amd64_2_amd64.deb: not a package dpkg-deb can read' "$scratch/stderr" ||
+		return 1
 	touch "$scratch/apt-broken" &&
 	APT_GET=$bin/apt-get expect_exit 1 "$here/tools/setup/binary-kernel" --out "$out" debian &&
 	one_line_stderr && expect_in 'apt-get download .* failed: E: Failed to fetch .* 404 ' "$scratch/stderr" ||

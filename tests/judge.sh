@@ -1247,16 +1247,18 @@ museum_report_reads_every_exhibit() {
 t museum_report_lists_the_live_bugs_of_the_kernels_that_ran
 museum_report_lists_the_live_bugs_of_the_kernels_that_ran() {
 	local deb=$scratch/build/debian/museum as_is=$scratch/build/unpatched/x86_64/museum
-	local forklab=$scratch/build/x86_64/museum
+	local forklab=$scratch/build/x86_64/museum forklab_6_1=$scratch/build/6.1/x86_64/museum
 	local kernel='linux-image-6.1.0-99-amd64 6.1.200-1'
 
-	rm -rf "$scratch/build" && mkdir -p "$deb" "$as_is" "$forklab" &&
+	rm -rf "$scratch/build" && mkdir -p "$deb" "$as_is" "$forklab" "$forklab_6_1" &&
+	echo 6.1.192 > "$forklab_6_1/version" && echo tcg > "$forklab_6_1/accel" &&
 	printf '53-6.1-hugetlb-uffd-wp-kept-without-event-fork\tnone\tno program here\n' \
 		> "$forklab/clean.tsv" &&
 	echo "$kernel" > "$deb/version" && echo tcg > "$deb/accel" && echo kvm > "$forklab/accel" &&
 	printf '%s\t%s\t%s\n' \
 		01-fork-copies-every-vma 1 'exit 1: a run before its Targets: said um' \
 		30-hugetlb-early-cow-copy-writable 1 'exit 1: not ok 1 the child wrote to the page' \
+		51-6.1-child-keeps-ksm-counters 1 'exit 1: not ok 1 ksm counters' \
 		53-6.1-hugetlb-uffd-wp-kept-without-event-fork none 'no program uffd_hugetlb_fork' \
 		> "$deb/clean.tsv" &&
 	echo "Linux 6.12.117 without forklab's series (/src/as-is)" > "$as_is/version" &&
@@ -1265,6 +1267,11 @@ museum_report_lists_the_live_bugs_of_the_kernels_that_ran() {
 	expect_in "| Linux 6.12.117 without forklab's series (/src/as-is) | Linux 6.1 without the series | $kernel | s |\$" \
 		"$scratch/stdout" &&
 	expect_in '^| \[01-fork-copies-every-vma\].* | um | 6\.12[0-9.]* | .* | n/a | n/a | n/a | *|$' "$scratch/stdout" &&
+	# An exhibit of both targets: the x86_64 kernels' cells on its
+	# x86_64 row only.
+	expect_in '^| \[51-6.1-child-keeps-ksm-counters\].* | um | 6\.1\.192 | .* | n/a | n/a | n/a | *|$' "$scratch/stdout" &&
+	expect_in '^| \[51-6.1-child-keeps-ksm-counters\].* | x86_64 | 6\.1\.192 | .* | LIVE BUG: exit 1: not ok 1 ksm counters | *|$' \
+		"$scratch/stdout" &&
 	expect_in '^| \[30-hugetlb-early-cow-copy-writable\].* | x86_64 | 6\.12[0-9.]* | .* | clean | not run | LIVE BUG: exit 1: not ok 1 the child wrote to the page | *|$' \
 		"$scratch/stdout" &&
 	expect_in '^| \[53-6.1-hugetlb-uffd-wp-kept-without-event-fork\].* | no program here | not run | not run | not run | no program uffd_hugetlb_fork | *|$' \
@@ -1273,10 +1280,10 @@ museum_report_lists_the_live_bugs_of_the_kernels_that_ran() {
 		"$scratch/stdout" &&
 	# Each QEMU run's accelerator, as it recorded it; the runs that
 	# recorded none (6.12 without the series here) are not named.
-	expect_in "^QEMU's accelerator in these runs: forklab 6\.12[0-9.]* on x86_64: kvm; $kernel: tcg\.\$" \
+	expect_in "^QEMU's accelerator in these runs: forklab 6\.12[0-9.]* on x86_64: kvm; forklab 6\.1\.192 on x86_64: tcg; $kernel: tcg\.\$" \
 		"$scratch/stdout" || return 1
-	[ "$(grep -c '^- \[.*) on ' "$scratch/stdout")" = 1 ] ||
-		fail "want 30 as the only live bug: $(grep '^- \[.*) on ' "$scratch/stdout")"
+	[ "$(grep -c '^- \[.*) on ' "$scratch/stdout")" = 2 ] ||
+		fail "want 30 and 51 as the only live bugs: $(grep '^- \[.*) on ' "$scratch/stdout")"
 }
 
 # judge/live-reports on a binary kernel's run with two live rows of one
@@ -1441,14 +1448,9 @@ export_names_a_binary_kernel_for_its_package() {
 	local junit=$scratch/binary-export/debian/junit.xml
 
 	rm -rf "$dir" && mkdir -p "$dir/debian/mm-tests" "$dir/binaries/debian" &&
-	cp "$fixtures/results/build/mm-tests/results.ktap" "$dir/debian/mm-tests/" &&
 	echo tcg > "$dir/debian/mm-tests/accel" &&
 	echo 'linux-image-6.1.0-99-amd64 6.1.200-1' > "$dir/binaries/debian/package" &&
-	sed 's/^\[mm-tests\]$/[mm-tests mm-tests-debian]/' "$fixtures/results/expect" \
-		> "$scratch/expect-debian" &&
-	BUILD=$dir KERNEL=debian ARCH=x86_64 KUNIT_DIR=$results_kunit \
-		expect_exit 0 "$here/tools/judge/export" --expect "$scratch/expect-debian" &&
-	kcidb_valid "$kcidb" 2> "$scratch/kcidb" || fail "kcidb.json does not validate: $(cat "$scratch/kcidb")"
+	export_mm_tests_as debian "$dir/debian" BUILD="$dir" KERNEL=debian ARCH=x86_64 &&
 	expect_in '"tree_name": "linux-image-6.1.0-99-amd64",' "$kcidb" &&
 	expect_in '"config_name": "linux-image-6.1.0-99-amd64",' "$kcidb" &&
 	expect_in '"kernel_version": "6.1.200",' "$kcidb" &&
@@ -1457,7 +1459,63 @@ export_names_a_binary_kernel_for_its_package() {
 	expect_in '"path": "mm_tests.prog.second"' "$kcidb" &&
 	expect_in '<testsuites name="forklab x86_64 (QEMU under tcg) Linux 6.1.200" ' "$junit" || return 1
 	! grep -q 'linux-source\|"kunit' "$kcidb" ||
-		fail "a tree's name or forklab's KUnit in a binary kernel's export: $(grep -n 'linux-source\|"kunit' "$kcidb")"
+		fail "a tree's name or forklab's KUnit in a binary kernel's export: $(grep -n 'linux-source\|"kunit' "$kcidb")" ||
+		return 1
+	# Its build: MISS without the image, PASS with it.
+	build_status_is MISS || return 1
+	touch "$dir/binaries/debian/vmlinuz" &&
+	BUILD=$dir KERNEL=debian ARCH=x86_64 KUNIT_DIR=$results_kunit \
+		expect_exit 0 "$here/tools/judge/export" --expect "$scratch/expect-debian" &&
+	build_status_is PASS || return 1
+	# Without the package file there is nothing to name it by.
+	rm "$dir/binaries/debian/package" &&
+	BUILD=$dir KERNEL=debian ARCH=x86_64 KUNIT_DIR=$results_kunit \
+		expect_exit 1 "$here/tools/judge/export" --expect "$scratch/expect-debian" &&
+	one_line_stderr && expect_in 'no package file beside ' "$scratch/stderr"
+}
+
+# export_mm_tests_as SUITE RES VAR=VALUE...: the fixture's user-space
+# results in RES, exported by judge/export with those variables (which
+# make RES the run's results) and the fixture's expectations under
+# mm-tests-SUITE ($scratch/expect-SUITE); its kcidb.json is valid.
+export_mm_tests_as() {
+	local suite=$1 res=$2
+
+	shift 2
+	mkdir -p "$res/mm-tests" &&
+	cp "$fixtures/results/build/mm-tests/results.ktap" "$res/mm-tests/" &&
+	sed "s/^\[mm-tests\]\$/[mm-tests mm-tests-$suite]/" "$fixtures/results/expect" \
+		> "$scratch/expect-$suite" &&
+	expect_exit 0 env "$@" KUNIT_DIR="$results_kunit" "$here/tools/judge/export" \
+		--expect "$scratch/expect-$suite" &&
+	kcidb_valid "$res/kcidb.json" 2> "$scratch/kcidb" ||
+		fail "kcidb.json does not validate: $(cat "$scratch/kcidb")"
+}
+
+# build_status_is STATUS: kcidb.json's ($kcidb) build has that status.
+build_status_is() {
+	local got
+	got=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["builds"][0]["status"])' \
+		"$kcidb") && [ "$got" = "$1" ] || fail "build status ${got:-none}, want $1"
+}
+
+# A tree built as it is (SERIES=none): exported as Debian's source of
+# that tree, its checkout without the series' hash; not as a binary
+# kernel (it has no package), though it has no KUnit either.
+t export_names_a_tree_without_the_series
+export_names_a_tree_without_the_series() {
+	[ -f "$results_kunit/kunit_parser.py" ] ||
+		{ skip "no kunit_parser.py yet ('make tree' prepares the tree)"; return; }
+	local dir=$scratch/as-is-export res=$scratch/as-is-export/unpatched/x86_64
+	local kcidb=$scratch/as-is-export/unpatched/x86_64/kcidb.json
+
+	rm -rf "$dir" && mkdir -p "$dir/unpatched/src" &&
+	cp -a "$fixtures/tree" "$dir/unpatched/src/linux" &&
+	export_mm_tests_as 6.12-unpatched-x86_64 "$res" BUILD="$dir" SERIES=none ARCH=x86_64 &&
+	expect_in '"tree_name": "debian-linux-source-6.12",' "$kcidb" &&
+	expect_in '"id": "forklab:linux-6.12.117-noseries",' "$kcidb" &&
+	expect_in '"patchset_hash": "",' "$kcidb" &&
+	expect_in '"path": "mm_tests.prog.second"' "$kcidb"
 }
 
 t export_writes_junit_and_kcidb
