@@ -55,6 +55,32 @@ tools_read_only_the_listed_variables() {
 	[ -z "$left" ] || fail "tests/run left set:$left"
 }
 
+# The library fixes the locale: a tool globs and sorts names in one order
+# whatever the user's (mutants/ shards by its glob's order). en_US.UTF-8,
+# built here with localedef, puts 100-* before 10-*; through the library,
+# under LC_ALL, LANG or LC_COLLATE, the order is C's.
+t tools_order_names_alike_in_every_locale
+tools_order_names_alike_in_every_locale() {
+	local locales=$scratch/locales names=$scratch/names want='09-d 10-a 100-b 11-c' got var
+
+	command -v localedef > /dev/null && [ -d /usr/share/i18n/locales ] ||
+		{ skip "no localedef or locale sources (Debian's locales)"; return; }
+	rm -rf "$locales" "$names" && mkdir -p "$locales" "$names" &&
+	touch "$names/09-d" "$names/10-a" "$names/100-b" "$names/11-c" || return 1
+	localedef -i en_US -f UTF-8 "$locales/en_US.UTF-8" > /dev/null 2>&1 ||
+		{ skip "localedef cannot build en_US.UTF-8 here"; return; }
+	# Without the library, that locale's order differs (else this test
+	# proves nothing).
+	got=$(cd "$names" && env -u LC_ALL LOCPATH="$locales" LANG=en_US.UTF-8 bash -c 'echo *')
+	[ "$got" = '09-d 100-b 10-a 11-c' ] || { fail "en_US.UTF-8 did not reorder: $got"; return; }
+	for var in LC_ALL LANG LC_COLLATE; do
+		got=$(cd "$names" && env -u LC_ALL LOCPATH="$locales" "$var=en_US.UTF-8" \
+			bash -c '. "$1/tools/lib/forklab.sh"; echo *; printf "%s\n" * | sort | paste -sd " "' \
+			_ "$here")
+		[ "$got" = "$want"$'\n'"$want" ] || { fail "$var=en_US.UTF-8: glob and sort gave $got"; return; }
+	done
+}
+
 # Every executable tool the index lists answers --help with its usage.
 t tools_have_help
 tools_have_help() {

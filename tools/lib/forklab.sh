@@ -29,6 +29,11 @@ case ":$PATH:" in
 :/usr/bin:*) ;;
 *) export PATH=/usr/bin:$PATH ;;
 esac
+# One order of names on every host: the mutants' shards follow their
+# glob's order, which is the locale's (en_US puts 100-* before 10-*), and
+# sort's and ls's are too. Every category, so that the user's LC_ALL
+# cannot override it; C.UTF-8 keeps UTF-8 text.
+export LC_ALL=C.UTF-8
 
 # die MESSAGE...: one error line; exit status $die_status (default 1).
 die() {
