@@ -253,14 +253,14 @@ ci_share_takes_the_change_and_a_rotating_shard() {
 	[ -n "$n" ] || { fail "no mutate-um run in the table"; return; }
 	for ((k = 0; k < n; k++)); do
 		"$share" --list --run mutate-um --changed '' --count "$k" | cut -d' ' -f2
-	done | LC_ALL=C sort > "$scratch/ran"
+	done | sort > "$scratch/ran"
 	# um's mutants on 6.12 (no Targets: line is um; no Trees: line 6.12).
 	(cd "$here/mutants" && grep -L '^Targets:' ./*.patch; grep -l '^Targets:.*\bum\b' ./*.patch) |
 		while read -r p; do
 			! grep -q '^Trees:' "$here/mutants/$p" ||
 				grep -q '^Trees:.*\b6\.12\b' "$here/mutants/$p" || continue
 			echo "$p"
-		done | sed 's|^\./||; s|\.patch$||' | LC_ALL=C sort -u > "$scratch/all"
+		done | sed 's|^\./||; s|\.patch$||' | sort -u > "$scratch/all"
 	diff "$scratch/all" "$scratch/ran" > "$scratch/diff" ||
 		fail "$n shards are not every um mutant once: $(head -n 5 "$scratch/diff" | tr '\n' ' ')"
 	expect_exit 2 "$share" --count many &&

@@ -383,8 +383,8 @@ save_keeps_a_run_whole() {
 	rm -rf "$runs"
 	expect_exit 0 judge_compare --save before "$compare_runs/b"
 	expect_in "^judge/compare: saved 3 suite logs of .* as before: $runs/before\$" "$scratch/stdout"
-	(cd "$compare_runs/b" && find . -type f | LC_ALL=C sort) > "$scratch/want"
-	(cd "$runs/before" && find . -type f | LC_ALL=C sort) > "$scratch/got"
+	(cd "$compare_runs/b" && find . -type f | sort) > "$scratch/want"
+	(cd "$runs/before" && find . -type f | sort) > "$scratch/got"
 	cmp -s "$scratch/want" "$scratch/got" ||
 		fail "saved: $(diff "$scratch/want" "$scratch/got" | tr '\n' ' ')"
 	diff -r "$compare_runs/b" "$runs/before" > /dev/null || fail "the saved logs differ"
@@ -406,7 +406,7 @@ save_keeps_a_run_whole() {
 	mkdir -p "$scratch/empty"
 	expect_exit 2 judge_compare --save empty "$scratch/empty"
 	one_line_stderr
-	find "$runs" -mindepth 1 -maxdepth 1 -printf '%f\n' | LC_ALL=C sort > "$scratch/left"
+	find "$runs" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort > "$scratch/left"
 	[ "$(cat "$scratch/left")" = "$(printf 'a-run\nbefore')" ] ||
 		fail "a refused save left something: $(tr '\n' ' ' < "$scratch/left")"
 	[ ! -e "$scratch/build/up" ] || fail "--save ../up wrote outside BUILD/runs"
@@ -611,8 +611,8 @@ console_scan_ktap_fails_the_running_test() {
 	expect_in 'Ran 8 tests: passed: 6, failed: 2$' "$scratch/stdout" || return 1
 	! grep -qF '[ERROR]' "$scratch/stdout" ||
 		{ fail "kunit.py parse: $(grep -F '[ERROR]' "$scratch/stdout")"; return; }
-	KUNIT_DIR=${kunit_py%/*} "$here/tools/judge/rows" "$out" | LC_ALL=C sort > "$scratch/cases"
-	LC_ALL=C sort > "$scratch/want" <<'EOF'
+	KUNIT_DIR=${kunit_py%/*} "$here/tools/judge/rows" "$out" | sort > "$scratch/cases"
+	sort > "$scratch/want" <<'EOF'
 FAIL boot
 FAIL forklab_vma_needs_copy/vma_needs_copy_decision/private anon, touched
 PASS forklab_fork/dup_mm_fault_injection

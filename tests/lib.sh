@@ -18,8 +18,8 @@ indexed_tools() {
 t tools_index_lists_every_tool
 tools_index_lists_every_tool() {
 	(cd "$here/tools" && find . -name __pycache__ -prune -o -mindepth 2 \( -type f -o -type l \) -print |
-		sed 's|^\./||' | LC_ALL=C sort) > "$scratch/tools"
-	indexed_tools | LC_ALL=C sort > "$scratch/indexed"
+		sed 's|^\./||' | sort) > "$scratch/tools"
+	indexed_tools | sort > "$scratch/indexed"
 	diff "$scratch/tools" "$scratch/indexed" > "$scratch/diff" ||
 		fail "tools/README against tools/ (< not listed, > no such tool): $(tr '\n' ' ' < "$scratch/diff")"
 }
@@ -37,7 +37,7 @@ tools_read_only_the_listed_variables() {
 	listed=" $(python_tool table env --names | tr '\n' ' ') "
 	for name in $( { grep -rhoE '\$\{[A-Z][A-Z0-9_]*(:?[-+=?]|\}|\[)' "$here/tools"
 		grep -rhoE "os\.environ(\.get)?[[(]'[A-Z][A-Z0-9_]*'" "$here/tools"; } |
-		grep -oE '[A-Z][A-Z0-9_]+' | LC_ALL=C sort -u); do
+		grep -oE '[A-Z][A-Z0-9_]+' | sort -u); do
 		case " BASH_SOURCE BASH_REMATCH $listed" in
 		*" $name "*) ;;
 		*) missing+=" $name" ;;
