@@ -106,9 +106,14 @@ static void *monitor(void *arg)
 		if (poll(&pfd, 1, 100) <= 0 ||
 		    read(pfd.fd, &msg, sizeof(msg)) != sizeof(msg))
 			continue;
+		/*
+		 * Counted before the close(), which walks the child's mm: the
+		 * fork returns once read() took its event, and the count is
+		 * what the forking thread waits for.
+		 */
 		if (msg.event == UFFD_EVENT_FORK) {
-			close(msg.arg.fork.ufd);
 			atomic_fetch_add(&fork_events, 1);
+			close(msg.arg.fork.ufd);
 		}
 	}
 	return NULL;
