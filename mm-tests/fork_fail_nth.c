@@ -534,9 +534,10 @@ static void page_out_again(void)
 			continue;
 		/*
 		 * A page still under writeback from the last time is skipped:
-		 * ask again every 2 ms (the write takes a few), for at most 1 s.
+		 * ask again every 2 ms (the write takes a few), for at most
+		 * 10 s (a loaded host's swap device is slow).
 		 */
-		for (tries = 0; tries < 500; tries++) {
+		for (tries = 0; tries < 5000; tries++) {
 			if (madvise(maps[i].addr, MAPPING_SIZE, MADV_PAGEOUT))
 				ksft_exit_fail_msg("madvise(MADV_PAGEOUT): %s\n",
 						   strerror(errno));
@@ -544,8 +545,9 @@ static void page_out_again(void)
 				break;
 			usleep(2000);
 		}
-		if (tries == 500)
-			ksft_exit_fail_msg("%s: not all in swap again\n", maps[i].desc);
+		if (tries == 5000)
+			ksft_exit_fail_msg("%s: not all in swap again after 10 s\n",
+					   maps[i].desc);
 	}
 }
 

@@ -280,9 +280,15 @@ static void swap_row(const char *name)
 		skip_named(name, "MADV_PAGEOUT left pages in memory: no swap?");
 		return;
 	}
-	/* Written back: a folio under writeback would keep its slot. */
-	for (tries = 0; tries < 100 && proc_value("/proc/meminfo", "Writeback"); tries++)
+	/*
+	 * Written back: a folio still under writeback at the munmap() would
+	 * keep its slot, charged, after the row (up to 20 s: a loaded host's
+	 * swap device is slow).
+	 */
+	for (tries = 0; tries < 1000 && proc_value("/proc/meminfo", "Writeback"); tries++)
 		usleep(20000);
+	if (proc_value("/proc/meminfo", "Writeback"))
+		ksft_print_msg("%s: writeback not done after 20 s\n", name);
 	paged = memcg_number("memory.swap.current");
 	pid = fork_waiting_child(&ls, p, 0, 0);
 	during = memcg_number("memory.swap.current");
