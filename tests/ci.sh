@@ -227,7 +227,8 @@ PY
 
 # CI's share of the matrix's proof runs (tools/ci/share): what a change
 # touches (the exhibit itself, a series patch editing a file the patch
-# edits, its Caught-by: program), and a shard that rotates with the
+# edits, its Caught-by: program; a program or KUnit suite a mutant's
+# description names), and a shard that rotates with the
 # commit count, so that over N landings every mutant runs once. A share
 # that missed what the change touched, or whose shards overlapped or left
 # one out, fails here.
@@ -247,6 +248,19 @@ ci_share_takes_the_change_and_a_rotating_shard() {
 		--changed patches/0011-mm-hugetlb-don-t-map-folios-writable-without-VM_WRIT.patch
 	! grep -q '^mutate-um .* touched$' "$scratch/stdout" ||
 		fail "a um mutant of another file taken as touched"
+	# A mutant (no Caught-by:) by the program its description names
+	# (39: "fork_uffd: two UFFD_EVENT_FORK messages"), not 34-91's
+	# others; by a KUnit suite a changed file defines (26 names
+	# forklab_fork_entries, fork_entries_test.c's), not another's (35's
+	# forklab_fork_anon_vma).
+	expect_exit 0 "$share" --list --changed mm-tests/fork_uffd.c --count 0
+	expect_in '^mutate-um 39-uffd-context-per-vma touched$' "$scratch/stdout"
+	! grep -q '^mutate-um 59-.* touched' "$scratch/stdout" ||
+		fail "a mutant fork_memcg kills taken for one fork_uffd.c kills"
+	expect_exit 0 "$share" --list --changed kunit/fork_entries_test.c --count 0
+	expect_in '^mutate-um 26-migration-entry-stays-writable-in-parent touched$' "$scratch/stdout"
+	! grep -q '^mutate-um 35-.* touched' "$scratch/stdout" ||
+		fail "a mutant of forklab_fork_anon_vma taken for fork_entries_test.c's"
 	# Nothing touched: N consecutive commits (N the table's shards) run
 	# each um mutant once.
 	n=$(python_tool table share-runs | awk '$1 == "mutate-um" { print $7 }')
