@@ -320,6 +320,9 @@ museum_runs_user_space_after_a_kunit_crash() {
 	MUSEUM=$fixtures/museum-crash expect_exit 0 museum &&
 	expect_in '01-crashes .*killed .*fake_program: the child keeps its own bytes' \
 		"$scratch/stdout" || return 1
+	# ... and its Caught-by: row's program first (run/mm-tests --first).
+	[ "$(cat "$scratch/build/museum/01-crashes/mm-tests/first" 2>&1)" = fake_program ] ||
+		fail "the user-space suite did not start with the Caught-by: program"
 	MUTANTS=$fixtures/mutants-crash expect_exit 0 mutate &&
 	expect_in '01-crashes .*killed .*fake_suite: boot' "$scratch/stdout" &&
 	[ -d "$scratch/build/mutate/01-crashes/kunit" ] &&
@@ -433,6 +436,27 @@ t museum_wants_provenance
 museum_wants_provenance() {
 	MUSEUM=$fixtures/museum-bad expect_exit 1 museum &&
 	one_line_stderr && expect_in "01-no-fix: no 'Fix:' line" "$scratch/stderr"
+}
+
+# --first-failure starts no program once one failed, in run.list's
+# order; --first NAME starts NAME before the others (run/mutants: an
+# exhibit's Caught-by: program), so that another program's failure (a
+# flake) cannot keep NAME's rows from running. Two copies of the echo
+# fixture: 'fails' (exit 1), listed first, and 'passes' (exit 0).
+tk run_mm_tests_starts_the_named_program_first
+run_mm_tests_starts_the_named_program_first() {
+	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
+	static_fixture echo
+	cp "$scratch/echo" "$scratch/fails" || fail "cannot copy the fixture"
+	cp "$scratch/echo" "$scratch/passes" || fail "cannot copy the fixture"
+	printf '%s\n' 'fails | 1 |  | 60' 'passes | 0 |  | 60' > "$scratch/two.list"
+	expect_exit 1 "$here/tools/run/mm-tests" --list "$scratch/two.list" --bin "$scratch" \
+		--out "$scratch/out" --first-failure --jobs 1
+	expect_in '^ok 2 passes # SKIP not run: another program failed$' "$scratch/out/results.ktap"
+	expect_exit 1 "$here/tools/run/mm-tests" --list "$scratch/two.list" --bin "$scratch" \
+		--out "$scratch/out" --first-failure --jobs 1 --first passes
+	expect_in '^ok 2 passes$' "$scratch/out/results.ktap"
+	expect_in '^not ok 1 fails # exit status 1$' "$scratch/out/results.ktap"
 }
 
 # The same through run-mm-tests: a failing KTAP result that says why, and
