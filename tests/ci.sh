@@ -261,6 +261,14 @@ ci_share_takes_the_change_and_a_rotating_shard() {
 	expect_in '^mutate-um 26-migration-entry-stays-writable-in-parent touched$' "$scratch/stdout"
 	! grep -q '^mutate-um 35-.* touched' "$scratch/stdout" ||
 		fail "a mutant of forklab_fork_anon_vma taken for fork_entries_test.c's"
+	# Every changed file counts, not the first; a name inside another
+	# (forklab in forklab_fork_entries) is no name.
+	expect_exit 0 "$share" --list --changed "mm-tests/fork_uffd.c mm-tests/fork_memcg.c" --count 0
+	expect_in '^mutate-um 39-uffd-context-per-vma touched$' "$scratch/stdout"
+	expect_in '^mutate-um 59-swap-entry-not-duplicated touched$' "$scratch/stdout"
+	expect_exit 0 "$share" --list --changed mm-tests/forklab.c --count 0
+	! grep -q '^mutate-um .* touched$' "$scratch/stdout" ||
+		fail "mutants taken for forklab.c: $(grep touched "$scratch/stdout" | head -n 3 | tr '\n' ' ')"
 	# Nothing touched: N consecutive commits (N the table's shards) run
 	# each um mutant once.
 	n=$(python_tool table share-runs | awk '$1 == "mutate-um" { print $7 }')

@@ -441,22 +441,27 @@ museum_wants_provenance() {
 # --first-failure starts no program once one failed, in run.list's
 # order; --first NAME starts NAME before the others (run/mutants: an
 # exhibit's Caught-by: program), so that another program's failure (a
-# flake) cannot keep NAME's rows from running. Two copies of the echo
-# fixture: 'fails' (exit 1), listed first, and 'passes' (exit 0).
+# flake) cannot keep NAME's rows from running, and the others keep
+# run.list's order. Copies of the echo fixture: 'fails' and 'fails_too'
+# (exit 1), listed first, and 'passes' (exit 0).
 tk run_mm_tests_starts_the_named_program_first
 run_mm_tests_starts_the_named_program_first() {
 	[ -x "$kernel" ] || { skip "no UML kernel yet ('make test' builds it)"; return; }
 	static_fixture echo
-	cp "$scratch/echo" "$scratch/fails" || fail "cannot copy the fixture"
-	cp "$scratch/echo" "$scratch/passes" || fail "cannot copy the fixture"
-	printf '%s\n' 'fails | 1 |  | 60' 'passes | 0 |  | 60' > "$scratch/two.list"
-	expect_exit 1 "$here/tools/run/mm-tests" --list "$scratch/two.list" --bin "$scratch" \
+	local name
+	for name in fails fails_too passes; do
+		cp "$scratch/echo" "$scratch/$name" || fail "cannot copy the fixture"
+	done
+	printf '%s\n' 'fails | 1 |  | 60' 'fails_too | 1 |  | 60' 'passes | 0 |  | 60' \
+		> "$scratch/three.list"
+	expect_exit 1 "$here/tools/run/mm-tests" --list "$scratch/three.list" --bin "$scratch" \
 		--out "$scratch/out" --first-failure --jobs 1
-	expect_in '^ok 2 passes # SKIP not run: another program failed$' "$scratch/out/results.ktap"
-	expect_exit 1 "$here/tools/run/mm-tests" --list "$scratch/two.list" --bin "$scratch" \
+	expect_in '^ok 3 passes # SKIP not run: another program failed$' "$scratch/out/results.ktap"
+	expect_exit 1 "$here/tools/run/mm-tests" --list "$scratch/three.list" --bin "$scratch" \
 		--out "$scratch/out" --first-failure --jobs 1 --first passes
-	expect_in '^ok 2 passes$' "$scratch/out/results.ktap"
+	expect_in '^ok 3 passes$' "$scratch/out/results.ktap"
 	expect_in '^not ok 1 fails # exit status 1$' "$scratch/out/results.ktap"
+	expect_in '^ok 2 fails_too # SKIP not run: another program failed$' "$scratch/out/results.ktap"
 }
 
 # The same through run-mm-tests: a failing KTAP result that says why, and
